@@ -1,0 +1,482 @@
+//! The A/B loop: warm-up, interleaved rounds, looks, and stopping.
+//!
+//! Each round runs A and B once, in ABBA or random order. After each round the
+//! sequential rule may take a look; the experiment stops when every metric has a
+//! verdict, the budget ends, a run fails, or Ctrl-C. Whatever happened, the
+//! report holds every run gathered so far.
+
+use super::analysis::{self, MetricInput};
+use super::{
+    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Order, Settings,
+    SimulationReport, State, Status, SCHEMA_VERSION,
+};
+use crate::run::counters::{self, Availability};
+use crate::run::environment;
+use crate::run::metric::Unit;
+use crate::run::{cachegrind, spawn, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
+use crate::stats::descriptive::median;
+use crate::stats::sequential::{decided, evaluate, Look, Sequential, StoppingRule};
+use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::time::{Duration, Instant};
+
+/// What the loop tells the caller as it goes (for a progress bar).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub runs_done: usize,
+    pub runs_max: usize,
+    pub elapsed: Duration,
+    pub max_time: Duration,
+    /// The latest look's verdicts, "wall: UNKNOWN", once there is one.
+    pub status: String,
+}
+
+/// Run the experiment. Errors are only for setup problems (a command that cannot
+/// be found); failures during runs end up in the report's status.
+pub fn run(
+    options: &CompareOptions,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<CompareReport> {
+    let started = Instant::now();
+    let commands = [
+        Prepared::new(&options.commands[0])?,
+        Prepared::new(&options.commands[1])?,
+    ];
+    let mut notes = Vec::new();
+    let counters = counter_setup(options.counters);
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let mut runner = Runner::new(
+        RunnerOptions {
+            pin: options.pin,
+            timeout: options.timeout,
+            env_jitter: options.env_jitter,
+            prepare: options.prepare.clone(),
+            counters: match &counters {
+                Availability::Available(kinds) => kinds.clone(),
+                Availability::Unavailable(_) => Vec::new(),
+            },
+            metrics: options.metrics.clone(),
+        },
+        ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
+    )?;
+    let spawn_overhead = if options.spawn_correction {
+        overhead::measure(&mut runner, options.commands[0].shell)
+    } else {
+        None
+    };
+
+    let mut state = Loop::new(options, spawn_overhead);
+    let status = state.execute(&mut runner, &commands, &mut rng, started, on_progress);
+    if let (Some(o), None) = (spawn_overhead, state.correction) {
+        notes.push(format!(
+            "process start ({}) is over {:.0}% of a run, so wall is not corrected for it",
+            crate::report::format::value(o, Unit::Seconds),
+            overhead::MAX_SHARE * 100.0
+        ));
+    }
+    let metrics = state.analyse();
+    let correction = state.correction;
+    let runs = std::mem::take(&mut state.runs);
+    let measured: Vec<&RunRecord> = runs.iter().filter(|r| !r.warmup).collect();
+    let counter_report = counter_report(options.counters, &counters, &measured);
+    let simulation = options
+        .simulate
+        .then(|| simulate(&commands, options.timeout));
+    if options.env_jitter {
+        notes.push(format!(
+            "environment jitter: {} of 0–{} bytes per run, recorded per run",
+            crate::run::JITTER_VARIABLE,
+            crate::run::JITTER_MAX_BYTES - 1
+        ));
+    }
+    let environment = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
+    Ok(CompareReport {
+        schema: "ghostbench.compare",
+        schema_version: SCHEMA_VERSION,
+        commands: options.commands.to_vec(),
+        settings: settings(options),
+        status,
+        environment,
+        spawn_overhead_s: spawn_overhead,
+        spawn_correction_applied: correction.is_some(),
+        metrics,
+        counters: counter_report,
+        simulation,
+        notes,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        runs,
+    })
+}
+
+/// The state of the round loop.
+struct Loop<'a> {
+    options: &'a CompareOptions,
+    runs: Vec<RunRecord>,
+    metric_names: Vec<(String, Unit)>,
+    sequential: Option<Sequential>,
+    looks: Vec<Look>,
+    looks_taken: usize,
+    /// Per-side sample size at the last look.
+    looked_at: usize,
+    spawn_overhead: Option<f64>,
+    /// The process-start time subtracted from wall, once decided applicable.
+    correction: Option<f64>,
+}
+
+impl<'a> Loop<'a> {
+    fn new(options: &'a CompareOptions, spawn_overhead: Option<f64>) -> Self {
+        Loop {
+            options,
+            runs: Vec::new(),
+            metric_names: Vec::new(),
+            sequential: None,
+            looks: Vec::new(),
+            looks_taken: 0,
+            looked_at: 0,
+            spawn_overhead,
+            correction: None,
+        }
+    }
+
+    /// Decide the wall correction from the first runs of each side (warm-up, or the first round).
+    fn decide_correction(&mut self) {
+        let Some(o) = self.spawn_overhead else { return };
+        let first_walls: Vec<f64> = (0..2)
+            .map(|side| {
+                self.runs
+                    .iter()
+                    .find(|r| r.side == side)
+                    .map_or(f64::NAN, |r| r.wall_s)
+            })
+            .collect();
+        self.correction = overhead::applicable(o, &first_walls).then_some(o);
+    }
+
+    fn execute(
+        &mut self,
+        runner: &mut Runner,
+        commands: &[Prepared; 2],
+        rng: &mut ChaCha8Rng,
+        started: Instant,
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Status {
+        let options = self.options;
+        let runs_max = 2 * (options.max_runs + options.warmup);
+        let mut progress = |runs: usize, status: String| {
+            on_progress(&Progress {
+                runs_done: runs,
+                runs_max,
+                elapsed: started.elapsed(),
+                max_time: options.max_time,
+                status,
+            })
+        };
+        for round in 0..options.warmup {
+            for side in 0..2 {
+                if let Err(failure) = self.run_one(runner, commands, side, round, true) {
+                    return failed(failure);
+                }
+                progress(self.runs.len(), "warm-up".into());
+            }
+        }
+        if options.warmup > 0 {
+            self.decide_correction();
+        }
+        let mut round = 0;
+        loop {
+            let mut order = [0usize, 1];
+            match options.order {
+                Order::Abba if round % 2 == 1 => order.reverse(),
+                Order::Abba => {}
+                Order::Random => order.shuffle(rng),
+            }
+            for side in order {
+                if let Err(failure) =
+                    self.run_one(runner, commands, side, options.warmup + round, false)
+                {
+                    return failed(failure);
+                }
+                progress(self.runs.len(), self.status_line());
+            }
+            if round == 0 && options.warmup == 0 {
+                self.decide_correction();
+            }
+            round += 1;
+            if let Some(looks) = self.observe(false) {
+                self.looks = looks;
+                if decided(&self.looks) {
+                    return status(State::Decided, None);
+                }
+            }
+            if spawn::interrupted() {
+                return status(State::Interrupted, Some("interrupted by Ctrl-C".into()));
+            }
+            if round >= options.max_runs || started.elapsed() >= options.max_time {
+                return status(State::BudgetExhausted, None);
+            }
+        }
+    }
+
+    /// Run one command once, checking that it yields the same metrics as the first run.
+    fn run_one(
+        &mut self,
+        runner: &mut Runner,
+        commands: &[Prepared; 2],
+        side: usize,
+        round: usize,
+        warmup: bool,
+    ) -> Result<(), RunFailure> {
+        let record = runner.run(&commands[side], side, round, warmup)?;
+        if self.metric_names.is_empty() {
+            self.metric_names = record
+                .values
+                .iter()
+                .map(|v| (v.name.clone(), v.unit))
+                .collect();
+        } else if let Some((missing, _)) = self
+            .metric_names
+            .iter()
+            .find(|(name, _)| !record.values.iter().any(|v| &v.name == name))
+        {
+            return Err(RunFailure {
+                command_name: commands[side].spec.name.clone(),
+                cause: format!("metric {missing:?} not found in this run's output"),
+                interrupted: false,
+                last_output: Vec::new(),
+            });
+        }
+        self.runs.push(record);
+        Ok(())
+    }
+
+    /// Per-metric series of the measured runs of each side.
+    fn series(&self) -> Vec<[Vec<f64>; 2]> {
+        self.metric_names
+            .iter()
+            .map(|(name, _)| {
+                let shift = if name == "wall" {
+                    self.correction.unwrap_or(0.0)
+                } else {
+                    0.0
+                };
+                let side = |s: usize| -> Vec<f64> {
+                    self.runs
+                        .iter()
+                        .filter(|r| r.side == s && !r.warmup)
+                        .filter_map(|r| {
+                            r.values
+                                .iter()
+                                .find(|v| &v.name == name)
+                                .map(|v| v.value - shift)
+                        })
+                        .collect()
+                };
+                [side(0), side(1)]
+            })
+            .collect()
+    }
+
+    /// A look, when the sequential rule takes one now (or, with `finish`, a final one).
+    fn observe(&mut self, finish: bool) -> Option<Vec<Look>> {
+        let series = self.series();
+        let options = self.options;
+        let metrics = series.len().max(1);
+        let sequential = self.sequential.get_or_insert_with(|| {
+            Sequential::new(
+                StoppingRule {
+                    alpha: options.alpha,
+                    margin: options.margin,
+                    min_runs: options.min_runs,
+                    higher_is_better: options.higher_is_better,
+                },
+                metrics,
+            )
+        });
+        let pairs: Vec<(&[f64], &[f64])> = series
+            .iter()
+            .map(|[a, b]| (a.as_slice(), b.as_slice()))
+            .collect();
+        let looks = if finish {
+            Some(sequential.finish(&pairs))
+        } else {
+            sequential.observe(&pairs)
+        };
+        if looks.is_some() {
+            self.looks_taken += 1;
+            self.looked_at = pairs.first().map_or(0, |(a, b)| a.len().min(b.len()));
+        }
+        looks
+    }
+
+    /// Final per-metric analysis. Unless the last look was at the final sample
+    /// size, one more evaluation is made at the next unspent alpha.
+    fn analyse(&mut self) -> Vec<analysis::MetricReport> {
+        let series = self.series();
+        let n = series.first().map_or(0, |[a, b]| a.len().min(b.len()));
+        if n >= 2 && (self.looks.is_empty() || self.looked_at != n) {
+            if let Some(looks) = self.observe(true) {
+                self.looks = looks;
+            }
+        }
+        let options = self.options;
+        let inputs: Vec<MetricInput> = self
+            .metric_names
+            .iter()
+            .zip(&series)
+            .enumerate()
+            .map(|(i, ((name, unit), [a, b]))| MetricInput {
+                name,
+                unit: *unit,
+                a,
+                b,
+                spawn_corrected: name == "wall" && self.correction.is_some(),
+                look: self.looks.get(i).cloned().unwrap_or_else(|| {
+                    evaluate(a, b, 0.0, options.margin, options.higher_is_better)
+                }),
+                looks: self.looks_taken,
+            })
+            .collect();
+        let names = [
+            options.commands[0].name.as_str(),
+            options.commands[1].name.as_str(),
+        ];
+        analysis::analyse(
+            &inputs,
+            names,
+            options.margin,
+            options.alpha,
+            options.higher_is_better,
+            options.seed,
+        )
+    }
+
+    fn status_line(&self) -> String {
+        self.looks
+            .iter()
+            .zip(&self.metric_names)
+            .map(|(look, (name, _))| {
+                format!(
+                    "{name}: {} {}",
+                    look.verdict,
+                    analysis::fmt_ratio(look.ratio)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn status(state: State, message: Option<String>) -> Status {
+    Status {
+        state,
+        message,
+        last_output: Vec::new(),
+    }
+}
+
+fn failed(failure: RunFailure) -> Status {
+    Status {
+        state: if failure.interrupted {
+            State::Interrupted
+        } else {
+            State::Failed
+        },
+        message: Some(failure.to_string()),
+        last_output: failure.last_output,
+    }
+}
+
+fn counter_setup(requested: bool) -> Availability {
+    if requested {
+        counters::availability()
+    } else {
+        Availability::Unavailable("not requested".into())
+    }
+}
+
+fn counter_report(
+    requested: bool,
+    availability: &Availability,
+    runs: &[&RunRecord],
+) -> CounterReport {
+    let unavailable = match availability {
+        Availability::Unavailable(reason) if requested => Some(reason.clone()),
+        _ => None,
+    };
+    let mut rows = Vec::new();
+    if let Availability::Available(kinds) = availability {
+        for kind in kinds {
+            let side = |s: usize| -> Vec<f64> {
+                runs.iter()
+                    .filter(|r| r.side == s)
+                    .filter_map(|r| {
+                        r.counters
+                            .iter()
+                            .find(|(n, _)| n == kind.name())
+                            .map(|(_, v)| *v as f64)
+                    })
+                    .collect()
+            };
+            let (a, b) = (median(&side(0)), median(&side(1)));
+            if a.is_finite() && b.is_finite() {
+                rows.push(CounterRow {
+                    name: kind.name().to_string(),
+                    median_a: a,
+                    median_b: b,
+                    ratio: b / a,
+                });
+            }
+        }
+    }
+    CounterReport {
+        requested,
+        unavailable,
+        rows,
+    }
+}
+
+/// One cachegrind run per command, after the timing runs so it cannot disturb them.
+fn simulate(commands: &[Prepared; 2], timeout: Option<Duration>) -> SimulationReport {
+    if let Err(reason) = cachegrind::availability() {
+        return SimulationReport {
+            unavailable: Some(reason),
+            results: Vec::new(),
+            errors: Vec::new(),
+        };
+    }
+    let timeout = timeout.unwrap_or(Duration::from_secs(600));
+    let (results, errors) = commands
+        .iter()
+        .map(|c| match cachegrind::simulate(&c.spec.argv, &[], timeout) {
+            Ok(sim) => (Some(sim), None),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        })
+        .unzip();
+    SimulationReport {
+        unavailable: None,
+        results,
+        errors,
+    }
+}
+
+fn settings(o: &CompareOptions) -> Settings {
+    Settings {
+        metrics: o.metrics.iter().map(|m| m.label()).collect(),
+        higher_is_better: o.higher_is_better,
+        margin: o.margin,
+        alpha: o.alpha,
+        warmup: o.warmup,
+        min_runs: o.min_runs,
+        max_runs: o.max_runs,
+        max_time_s: o.max_time.as_secs_f64(),
+        order: o.order,
+        env_jitter: o.env_jitter,
+        spawn_correction: o.spawn_correction,
+        pin: o.pin,
+        prepare: o.prepare.as_ref().map(|p| p.text.clone()),
+        timeout_s: o.timeout.map(|t| t.as_secs_f64()),
+        seed: o.seed,
+    }
+}

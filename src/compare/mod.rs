@@ -1,0 +1,162 @@
+//! `compare`: an interleaved A/B experiment between two commands.
+//!
+//! This module owns the experiment's options and its result type. The loop that
+//! runs rounds and stops adaptively is in `experiment`, the per-metric statistics
+//! in `analysis`, and the process-start correction in `overhead`.
+
+pub mod analysis;
+pub mod experiment;
+pub mod overhead;
+
+use crate::run::command::CommandSpec;
+use crate::run::environment::Environment;
+use crate::run::metric::MetricSpec;
+use crate::run::RunRecord;
+use crate::stats::verdict::Verdict;
+use serde::Serialize;
+use std::time::Duration;
+
+pub use analysis::MetricReport;
+pub use experiment::run;
+
+/// Version of the JSON document written by `--json` (docs/json-schema.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The order of the two commands inside each round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// AB, BA, AB, …: over two rounds, ABBA, which cancels linear drift.
+    Abba,
+    /// A fresh random order each round.
+    Random,
+}
+
+/// Everything `compare` needs, one field per option.
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    pub commands: [CommandSpec; 2],
+    pub metrics: Vec<MetricSpec>,
+    pub higher_is_better: bool,
+    pub margin: f64,
+    pub alpha: f64,
+    pub warmup: usize,
+    pub min_runs: usize,
+    pub max_runs: usize,
+    pub max_time: Duration,
+    pub order: Order,
+    pub env_jitter: bool,
+    pub spawn_correction: bool,
+    pub pin: Option<usize>,
+    pub prepare: Option<CommandSpec>,
+    pub timeout: Option<Duration>,
+    pub counters: bool,
+    pub simulate: bool,
+    pub seed: u64,
+    /// How the tool was invoked, for the record.
+    pub command_line: Vec<String>,
+}
+
+/// How the experiment ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Every metric reached a verdict.
+    Decided,
+    /// `--max-runs` or `--max-time` ran out first.
+    BudgetExhausted,
+    /// A run failed; the results so far are kept.
+    Failed,
+    /// Ctrl-C; the results so far are kept.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub state: State,
+    /// The one-line cause, for failures.
+    pub message: Option<String>,
+    pub last_output: Vec<String>,
+}
+
+/// The settings that shaped the result, echoed into the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub metrics: Vec<String>,
+    pub higher_is_better: bool,
+    pub margin: f64,
+    pub alpha: f64,
+    pub warmup: usize,
+    pub min_runs: usize,
+    pub max_runs: usize,
+    pub max_time_s: f64,
+    pub order: Order,
+    pub env_jitter: bool,
+    pub spawn_correction: bool,
+    pub pin: Option<usize>,
+    pub prepare: Option<String>,
+    pub timeout_s: Option<f64>,
+    pub seed: u64,
+}
+
+/// Hardware counters: per counter, the medians of both commands; or why there are none.
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterReport {
+    pub requested: bool,
+    pub unavailable: Option<String>,
+    pub rows: Vec<CounterRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterRow {
+    pub name: String,
+    pub median_a: f64,
+    pub median_b: f64,
+    pub ratio: f64,
+}
+
+/// `--simulate`: one cachegrind run per command, or why there is none.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimulationReport {
+    pub unavailable: Option<String>,
+    pub results: Vec<Option<crate::run::cachegrind::Simulated>>,
+    pub errors: Vec<Option<String>>,
+}
+
+/// The whole result of `compare`, as written to `--json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareReport {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub commands: Vec<CommandSpec>,
+    pub settings: Settings,
+    pub status: Status,
+    pub environment: Environment,
+    /// Median wall time of a no-op process start, subtracted from `wall` when applied.
+    pub spawn_overhead_s: Option<f64>,
+    pub spawn_correction_applied: bool,
+    pub metrics: Vec<MetricReport>,
+    pub counters: CounterReport,
+    pub simulation: Option<SimulationReport>,
+    pub notes: Vec<String>,
+    pub elapsed_s: f64,
+    pub runs: Vec<RunRecord>,
+}
+
+impl CompareReport {
+    /// The overall verdict when there is one metric, else None.
+    pub fn single_verdict(&self) -> Option<Verdict> {
+        match self.metrics.as_slice() {
+            [only] => Some(only.verdict),
+            _ => None,
+        }
+    }
+
+    /// Runs per command that were measured (warm-ups excluded).
+    pub fn measured_runs(&self, side: usize) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.side == side && !r.warmup)
+            .count()
+    }
+}

@@ -1,0 +1,10 @@
+//! ghostbench: is your speedup real, or a layout ghost?
+//!
+//! The library holds all logic; the binary only parses arguments and prints.
+//! See DESIGN.md for the verbs and how the modules fit together.
+
+pub mod cli;
+pub mod compare;
+pub mod report;
+pub mod run;
+pub mod stats;

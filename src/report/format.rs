@@ -1,0 +1,89 @@
+//! Number formatting shared by every output: values with units, percentages, p-values.
+
+use crate::run::metric::Unit;
+
+/// A value in its unit, scaled for reading: "10.62 ms", "1.8 MiB", "3.142".
+pub fn value(x: f64, unit: Unit) -> String {
+    if !x.is_finite() {
+        return "n/a".to_string();
+    }
+    match unit {
+        Unit::Seconds => time(x * 1e9),
+        Unit::Nanoseconds => time(x),
+        Unit::Kibibytes => {
+            if x.abs() >= 1024.0 * 1024.0 {
+                format!("{} GiB", significant(x / (1024.0 * 1024.0)))
+            } else if x.abs() >= 1024.0 {
+                format!("{} MiB", significant(x / 1024.0))
+            } else {
+                format!("{} KiB", significant(x))
+            }
+        }
+        Unit::None => significant(x),
+    }
+}
+
+fn time(ns: f64) -> String {
+    let (scaled, suffix) = match ns.abs() {
+        a if a >= 1e9 => (ns / 1e9, "s"),
+        a if a >= 1e6 => (ns / 1e6, "ms"),
+        a if a >= 1e3 => (ns / 1e3, "µs"),
+        _ => (ns, "ns"),
+    };
+    format!("{} {suffix}", significant(scaled))
+}
+
+/// Four significant digits, without exponent notation for everyday magnitudes.
+pub fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if !(-4..9).contains(&magnitude) {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - magnitude).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// A p-value: "0.0312", "< 1e-6".
+pub fn p_value(p: f64) -> String {
+    if !p.is_finite() {
+        "n/a".to_string()
+    } else if p < 1e-6 {
+        "< 1e-6".to_string()
+    } else {
+        significant(p)
+    }
+}
+
+/// A proportion as a signed percentage change of a ratio: 1.052 → "+5.2%".
+pub fn ratio_change(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        return "n/a".to_string();
+    }
+    format!("{:+.1}%", (ratio - 1.0) * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_units() {
+        assert_eq!(value(0.010_62, Unit::Seconds), "10.62 ms");
+        assert_eq!(value(2.5e-6, Unit::Seconds), "2.500 µs");
+        assert_eq!(value(1843.0, Unit::Kibibytes), "1.800 MiB");
+        assert_eq!(value(1.5, Unit::None), "1.500");
+        assert_eq!(value(1234.5, Unit::Nanoseconds), "1.234 µs");
+        assert_eq!(value(f64::NAN, Unit::None), "n/a");
+    }
+
+    #[test]
+    fn p_values_and_changes() {
+        assert_eq!(p_value(1e-9), "< 1e-6");
+        assert_eq!(p_value(0.03123), "0.03123");
+        assert_eq!(ratio_change(1.052), "+5.2%");
+        assert_eq!(ratio_change(0.9), "-10.0%");
+    }
+}

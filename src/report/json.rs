@@ -1,0 +1,27 @@
+//! `--json FILE`: the report as a versioned JSON document (docs/json-schema.md).
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::path::Path;
+
+/// Write any report type as pretty JSON, atomically (temp file, then rename), so
+/// an interrupted write never leaves a truncated file behind.
+pub fn write<T: Serialize>(report: &T, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
+    write_atomically(path, text.as_bytes())
+}
+
+/// Write `bytes` to `path` through a sibling temporary file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{file_name}.ghostbench-tmp"));
+    std::fs::write(&temp, bytes).with_context(|| format!("cannot write {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
+}

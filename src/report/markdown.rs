@@ -1,0 +1,75 @@
+//! `--markdown FILE`: a compact report fit for a pull-request comment.
+
+use super::format::{p_value, ratio_change, value};
+use crate::compare::{CompareReport, State};
+use std::fmt::Write;
+
+pub fn render(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let [a, b] = [&report.commands[0], &report.commands[1]];
+    let _ = writeln!(
+        out,
+        "### ghostbench compare: `{}` vs `{}`\n",
+        a.name, b.name
+    );
+    if let Some(message) = &report.status.message {
+        let _ = writeln!(
+            out,
+            "> **{}**: {}\n",
+            if report.status.state == State::Interrupted {
+                "Interrupted"
+            } else {
+                "Failed"
+            },
+            escape(message)
+        );
+    }
+    for m in &report.metrics {
+        let _ = writeln!(out, "- **{}** {}", m.verdict, escape(&m.sentence));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| metric | A median | B median | B/A | change | {:.0}% CI | verdict | Welch p | Mann–Whitney p |", report.settings.alpha.mul_add(-100.0, 100.0));
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|---:|---:|");
+    for m in &report.metrics {
+        let median = |s: &Option<crate::stats::descriptive::Summary>| {
+            s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.4} | {} | [{:.4}, {:.4}] | **{}** | {} | {} |",
+            escape(&m.name),
+            median(&m.a),
+            median(&m.b),
+            m.ratio,
+            ratio_change(m.ratio),
+            m.ci_low,
+            m.ci_high,
+            m.verdict,
+            m.welch_p_holm
+                .or(m.welch.as_ref().map(|w| w.p))
+                .map_or("n/a".into(), p_value),
+            m.mann_whitney_p_holm
+                .or(m.mann_whitney.as_ref().map(|w| w.p))
+                .map_or("n/a".into(), p_value),
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "<sub>A: `{}` · B: `{}` · {} + {} runs, interleaved ({:?}), margin ±{}%, anytime-valid CI{} · {}</sub>",
+        escape(&a.text),
+        escape(&b.text),
+        report.measured_runs(0),
+        report.measured_runs(1),
+        report.settings.order,
+        report.settings.margin * 100.0,
+        if report.metrics.len() > 1 { ", Holm-adjusted p-values" } else { "" },
+        escape(report.environment.cpu_model.as_deref().unwrap_or("unknown CPU")),
+    );
+    out
+}
+
+/// Keep table cells intact: pipes and newlines would break the row.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}

@@ -1,0 +1,298 @@
+//! The terminal report of `compare`: the verdict sentence first, then the table,
+//! then the numbers behind it. Colour only when asked (the CLI asks on a TTY).
+
+use super::format::{p_value, ratio_change, significant, value};
+use super::table::Table;
+use crate::compare::{CompareReport, MetricReport, State};
+use crate::run::metric::Unit;
+use crate::stats::verdict::Verdict;
+use std::fmt::Write;
+
+/// ANSI colour for a verdict word.
+pub fn paint(verdict: Verdict, color: bool) -> String {
+    let word = verdict.to_string();
+    if !color {
+        return word;
+    }
+    let code = match verdict {
+        Verdict::Faster => "32",
+        Verdict::Slower => "31",
+        Verdict::Same => "34",
+        Verdict::Artifact => "35",
+        Verdict::Unknown => "33",
+    };
+    format!("\x1b[1;{code}m{word}\x1b[0m")
+}
+
+pub fn render(report: &CompareReport, color: bool) -> String {
+    let mut out = String::new();
+    let [a, b] = [&report.commands[0], &report.commands[1]];
+    let _ = writeln!(
+        out,
+        "ghostbench compare: A = {} `{}`, B = {} `{}`",
+        a.name, a.text, b.name, b.text
+    );
+    let _ = writeln!(out);
+    if let Some(message) = &report.status.message {
+        let label = match report.status.state {
+            State::Interrupted => "INTERRUPTED",
+            _ => "FAILED",
+        };
+        let _ = writeln!(out, "{label}: {message}");
+        for line in &report.status.last_output {
+            let _ = writeln!(out, "  | {line}");
+        }
+        let _ = writeln!(out, "(results so far are below)");
+        let _ = writeln!(out);
+    }
+    let n = [report.measured_runs(0), report.measured_runs(1)];
+    for m in &report.metrics {
+        let _ = writeln!(out, "{:<8} {}", paint(m.verdict, color), m.sentence);
+        let _ = writeln!(
+            out,
+            "         {:.0}% CI valid over all {} looks; {} + {} runs; margin ±{}%",
+            m.ci_level * 100.0,
+            m.looks,
+            n[0],
+            n[1],
+            significant(report.settings.margin * 100.0)
+        );
+        if let Some(hint) = &m.hint {
+            let _ = writeln!(out, "         to decide: {hint}");
+        }
+    }
+    let _ = writeln!(out);
+    out.push_str(&metric_table(report, color));
+    for m in &report.metrics {
+        let _ = writeln!(out);
+        out.push_str(&metric_details(report, m));
+    }
+    let _ = writeln!(out);
+    out.push_str(&footer(report));
+    out
+}
+
+fn metric_table(report: &CompareReport, color: bool) -> String {
+    let mut table = Table::new(&[
+        "metric", "A median", "B median", "B/A", "change", "CI", "verdict",
+    ]);
+    for m in &report.metrics {
+        let median = |s: &Option<crate::stats::descriptive::Summary>| {
+            s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
+        };
+        table.row(vec![
+            m.name.clone(),
+            median(&m.a),
+            median(&m.b),
+            format!("{:.4}", m.ratio),
+            ratio_change(m.ratio),
+            format!("[{:.4}, {:.4}]", m.ci_low, m.ci_high),
+            paint(m.verdict, color),
+        ]);
+    }
+    table.render()
+}
+
+fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
+    let mut out = String::new();
+    let corrected = if m.spawn_corrected {
+        " (process start subtracted)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "{}{corrected}", m.name);
+    for (label, summary, cmd) in [
+        ("A", &m.a, &report.commands[0]),
+        ("B", &m.b, &report.commands[1]),
+    ] {
+        let Some(s) = summary else {
+            let _ = writeln!(out, "  {label} {:<10} no runs", cmd.name);
+            continue;
+        };
+        let u = m.unit;
+        let _ = writeln!(
+            out,
+            "  {label} {:<10} n={:<4} median {}  mean {} ± {}  CV {:.2}%  MAD {}  range {} … {}  outliers {}+{} ({} severe)",
+            cmd.name,
+            s.n,
+            value(s.median, u),
+            value(s.mean, u),
+            value(s.stddev, u),
+            s.cv * 100.0,
+            value(s.mad, u),
+            value(s.min, u),
+            value(s.max, u),
+            s.outliers_low,
+            s.outliers_high,
+            s.outliers_severe
+        );
+    }
+    if let Some(bs) = &m.bootstrap_ratio_of_medians {
+        let _ = writeln!(
+            out,
+            "  ratio of medians (BCa bootstrap, 95%): {:.4} [{:.4}, {:.4}]",
+            bs.estimate, bs.low, bs.high
+        );
+    }
+    if let Some(hl) = &m.hodges_lehmann_shift {
+        let shift = |x: f64| signed(x, m.unit);
+        let _ = writeln!(
+            out,
+            "  Hodges–Lehmann shift B−A (95%): {} [{}, {}]",
+            shift(hl.estimate),
+            shift(hl.low),
+            shift(hl.high)
+        );
+    }
+    let _ = writeln!(out, "  Cliff's delta: {:+.3}", m.cliffs_delta);
+    let holm = report.metrics.len() > 1;
+    if let Some(w) = &m.welch {
+        let adjusted = m
+            .welch_p_holm
+            .filter(|_| holm)
+            .map(|p| format!(", Holm-adjusted {}", p_value(p)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  Welch t = {:.3}, df = {:.2}, p = {}{adjusted}",
+            w.t,
+            w.df,
+            p_value(w.p)
+        );
+    }
+    if let Some(mw) = &m.mann_whitney {
+        let adjusted = m
+            .mann_whitney_p_holm
+            .filter(|_| holm)
+            .map(|p| format!(", Holm-adjusted {}", p_value(p)))
+            .unwrap_or_default();
+        let kind = if mw.exact {
+            "exact"
+        } else {
+            "normal approx., tie-corrected"
+        };
+        let _ = writeln!(
+            out,
+            "  Mann–Whitney U = {}, p = {} ({kind}){adjusted}",
+            significant(mw.u),
+            p_value(mw.p)
+        );
+    }
+    out
+}
+
+fn signed(x: f64, unit: Unit) -> String {
+    let magnitude = value(x.abs(), unit);
+    if x < 0.0 {
+        format!("-{magnitude}")
+    } else {
+        format!("+{magnitude}")
+    }
+}
+
+fn footer(report: &CompareReport) -> String {
+    let mut out = String::new();
+    if let Some(o) = report.spawn_overhead_s {
+        let applied = if report.spawn_correction_applied {
+            "subtracted from wall"
+        } else {
+            "not subtracted"
+        };
+        let _ = writeln!(
+            out,
+            "process start: {} ({applied}; --no-spawn-correction to keep raw wall)",
+            value(o, Unit::Seconds)
+        );
+    }
+    if let Some(reason) = &report.counters.unavailable {
+        let _ = writeln!(out, "hardware counters unavailable: {reason}");
+    }
+    if !report.counters.rows.is_empty() {
+        let mut table = Table::new(&["counter", "A median", "B median", "B/A"]);
+        for row in &report.counters.rows {
+            table.row(vec![
+                row.name.clone(),
+                significant(row.median_a),
+                significant(row.median_b),
+                format!("{:.4}", row.ratio),
+            ]);
+        }
+        out.push_str(&table.render());
+    }
+    if let Some(sim) = &report.simulation {
+        out.push_str(&simulation(report, sim));
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    for warning in report.environment.warnings() {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    let state = match report.status.state {
+        State::Decided => "decided",
+        State::BudgetExhausted => "budget exhausted (--max-runs / --max-time)",
+        State::Failed => "failed",
+        State::Interrupted => "interrupted",
+    };
+    let _ = writeln!(
+        out,
+        "{state} after {} + {} runs in {:.1} s",
+        report.measured_runs(0),
+        report.measured_runs(1),
+        report.elapsed_s
+    );
+    out
+}
+
+fn simulation(report: &CompareReport, sim: &crate::compare::SimulationReport) -> String {
+    let mut out = String::new();
+    if let Some(reason) = &sim.unavailable {
+        let _ = writeln!(out, "simulated counters unavailable: {reason}");
+        return out;
+    }
+    let mut table = Table::new(&[
+        "cachegrind",
+        "Ir",
+        "I1 misses",
+        "D1 misses",
+        "LL misses",
+        "est. cycles",
+    ]);
+    for (i, cmd) in report.commands.iter().enumerate() {
+        match (
+            sim.results.get(i).cloned().flatten(),
+            sim.errors.get(i).cloned().flatten(),
+        ) {
+            (Some(s), _) => table.row(vec![
+                cmd.name.clone(),
+                s.ir.to_string(),
+                s.i1_misses.to_string(),
+                (s.d1r_misses + s.d1w_misses).to_string(),
+                (s.ill_misses + s.dlr_misses + s.dlw_misses).to_string(),
+                s.estimated_cycles.to_string(),
+            ]),
+            (None, error) => {
+                let _ = writeln!(
+                    out,
+                    "simulation of {} failed: {}",
+                    cmd.name,
+                    error.unwrap_or_default()
+                );
+            }
+        }
+    }
+    out.push_str(&table.render());
+    if let (Some(Some(a)), Some(Some(b))) = (sim.results.first(), sim.results.get(1)) {
+        let verdict = if a.ir == b.ir {
+            "identical instruction counts"
+        } else {
+            "instruction counts differ"
+        };
+        let _ = writeln!(
+            out,
+            "simulation: {verdict} (Ir B/A = {:.4})",
+            b.ir as f64 / a.ir.max(1) as f64
+        );
+    }
+    out
+}

@@ -1,0 +1,239 @@
+//! The runner: runs one command once and turns the outcome into a [`RunRecord`].
+//!
+//! It owns the per-run concerns of DESIGN §4: environment jitter, pinning,
+//! `--prepare`, timeouts, metric extraction, perf counters, and the one-line
+//! failure causes with the command's last output lines.
+
+pub mod cachegrind;
+pub mod command;
+pub mod counters;
+pub mod environment;
+pub mod metric;
+pub mod spawn;
+
+use anyhow::{Context, Result};
+use command::CommandSpec;
+use counters::{ChildCounters, CounterKind};
+use metric::{MetricSpec, MetricValue};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use spawn::{Exit, Outcome, SpawnRequest};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The environment variable whose random length shifts the child's stack (Mytkowicz et al. 2009).
+pub const JITTER_VARIABLE: &str = "GHOSTBENCH_ENV_PAD";
+/// Jitter lengths are drawn from 0..JITTER_MAX_BYTES.
+pub const JITTER_MAX_BYTES: usize = 4096;
+
+/// Per-run settings shared by every command of an experiment.
+#[derive(Debug, Clone)]
+pub struct RunnerOptions {
+    pub pin: Option<usize>,
+    pub timeout: Option<Duration>,
+    pub env_jitter: bool,
+    pub prepare: Option<CommandSpec>,
+    pub counters: Vec<CounterKind>,
+    pub metrics: Vec<MetricSpec>,
+}
+
+/// Everything recorded about one measured (or warm-up) run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    /// Index of the command (0 = A, 1 = B).
+    pub side: usize,
+    pub round: usize,
+    pub warmup: bool,
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: u64,
+    /// Length of the jitter variable, when jitter was on.
+    pub env_pad_bytes: Option<usize>,
+    pub values: Vec<MetricValue>,
+    pub counters: Vec<(String, u64)>,
+}
+
+/// Why a run could not produce its metrics.
+#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[error("{command_name}: {cause}")]
+pub struct RunFailure {
+    pub command_name: String,
+    pub cause: String,
+    pub interrupted: bool,
+    pub last_output: Vec<String>,
+}
+
+/// A command resolved once, ready to run many times.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub spec: CommandSpec,
+    pub program: PathBuf,
+}
+
+impl Prepared {
+    pub fn new(spec: &CommandSpec) -> Result<Prepared> {
+        let program = command::resolve_program(&spec.argv[0], std::env::var_os("PATH"))
+            .with_context(|| format!("command {:?}", spec.name))?;
+        Ok(Prepared {
+            spec: spec.clone(),
+            program,
+        })
+    }
+}
+
+/// Runs commands with the shared options and a seeded RNG for jitter.
+pub struct Runner {
+    options: RunnerOptions,
+    prepare: Option<Prepared>,
+    rng: ChaCha8Rng,
+}
+
+impl Runner {
+    pub fn new(options: RunnerOptions, rng: ChaCha8Rng) -> Result<Runner> {
+        let prepare = options.prepare.as_ref().map(Prepared::new).transpose()?;
+        Ok(Runner {
+            options,
+            prepare,
+            rng,
+        })
+    }
+
+    pub fn options(&self) -> &RunnerOptions {
+        &self.options
+    }
+
+    /// Run `command` once (after `--prepare`) and extract every metric.
+    pub fn run(
+        &mut self,
+        command: &Prepared,
+        side: usize,
+        round: usize,
+        warmup: bool,
+    ) -> Result<RunRecord, RunFailure> {
+        if let Some(prepare) = &self.prepare {
+            let outcome = self
+                .spawn(prepare, &[], None)
+                .map_err(|e| failure(&command.spec.name, e.to_string(), &[]))?;
+            check_exit(&outcome, &format!("{} (--prepare)", command.spec.name))?;
+        }
+        let (pad, env) = self.jitter();
+        let mut attached: Option<ChildCounters> = None;
+        let kinds = self.options.counters.clone();
+        let mut attach = |pid: i32| -> Result<()> {
+            attached =
+                Some(counters::attach(pid, &kinds).context("cannot attach hardware counters")?);
+            Ok(())
+        };
+        let hook: Option<&mut dyn FnMut(i32) -> Result<()>> = if kinds.is_empty() {
+            None
+        } else {
+            Some(&mut attach)
+        };
+        let outcome = self
+            .spawn(command, &env, hook)
+            .map_err(|e| failure(&command.spec.name, format!("{e:#}"), &[]))?;
+        check_exit(&outcome, &command.spec.name)?;
+        let mut values = Vec::new();
+        for spec in &self.options.metrics {
+            let extracted = spec.extract(&outcome).map_err(|e| {
+                let mut tail = spawn::last_lines(&outcome.stdout, 5);
+                tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
+                failure(&command.spec.name, format!("{e:#}"), &tail)
+            })?;
+            values.extend(extracted);
+        }
+        let counters = attached
+            .map(|c| {
+                c.read()
+                    .into_iter()
+                    .map(|(kind, value)| (kind.name().to_string(), value))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(RunRecord {
+            side,
+            round,
+            warmup,
+            wall_s: outcome.wall.as_secs_f64(),
+            user_s: outcome.user.as_secs_f64(),
+            sys_s: outcome.sys.as_secs_f64(),
+            max_rss_kib: outcome.max_rss_kib,
+            env_pad_bytes: pad,
+            values,
+            counters,
+        })
+    }
+
+    /// Wall time of one plain run (used to calibrate process-start overhead).
+    pub fn run_wall_only(&mut self, command: &Prepared) -> Result<f64> {
+        let (_, env) = self.jitter();
+        let outcome = self.spawn(command, &env, None)?;
+        anyhow::ensure!(
+            outcome.exit.success(),
+            "{} failed: {}",
+            command.spec.text,
+            outcome.exit.describe()
+        );
+        Ok(outcome.wall.as_secs_f64())
+    }
+
+    /// The jitter length for the next run and the variable that carries it.
+    fn jitter(&mut self) -> (Option<usize>, Vec<(String, String)>) {
+        let pad = self
+            .options
+            .env_jitter
+            .then(|| self.rng.random_range(0..JITTER_MAX_BYTES));
+        let env = pad
+            .map(|n| (JITTER_VARIABLE.to_string(), "x".repeat(n)))
+            .into_iter()
+            .collect();
+        (pad, env)
+    }
+
+    fn spawn(
+        &self,
+        command: &Prepared,
+        extra_env: &[(String, String)],
+        hook: Option<&mut dyn FnMut(i32) -> Result<()>>,
+    ) -> Result<Outcome> {
+        let needs_output = self.options.metrics.iter().any(MetricSpec::reads_output);
+        spawn::spawn(
+            &SpawnRequest {
+                program: &command.program,
+                argv: &command.spec.argv,
+                extra_env,
+                pin: self.options.pin,
+                timeout: self.options.timeout,
+                stdout_limit: if needs_output { 64 << 20 } else { 64 << 10 },
+            },
+            hook,
+        )
+    }
+}
+
+fn failure(name: &str, cause: String, last_output: &[String]) -> RunFailure {
+    RunFailure {
+        command_name: name.to_string(),
+        cause,
+        interrupted: spawn::interrupted(),
+        last_output: last_output.to_vec(),
+    }
+}
+
+/// A non-zero exit, a signal, a timeout or Ctrl-C is a failure with the last output lines.
+fn check_exit(outcome: &Outcome, name: &str) -> Result<(), RunFailure> {
+    if outcome.exit.success() {
+        return Ok(());
+    }
+    let mut tail = spawn::last_lines(&outcome.stdout, 5);
+    tail.extend(spawn::last_lines(&outcome.stderr_tail, 10));
+    let mut failed = failure(
+        name,
+        format!("command failed: {}", outcome.exit.describe()),
+        &tail,
+    );
+    failed.interrupted |= outcome.exit == Exit::Interrupted;
+    Err(failed)
+}

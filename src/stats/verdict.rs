@@ -1,0 +1,117 @@
+//! The verdict vocabulary (DESIGN.md §2) and the one rule that turns a
+//! confidence interval of the ratio B/A into a verdict.
+//!
+//! A verdict is never stronger than its interval: FASTER or SLOWER needs the
+//! whole interval beyond the equivalence margin, SAME needs the whole
+//! interval inside it, and everything else is UNKNOWN.
+
+use serde::Serialize;
+use std::fmt;
+
+/// The outcome of comparing candidate B against baseline A on one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    /// B is faster (better) than A by more than the margin.
+    Faster,
+    /// B is slower (worse) than A by more than the margin.
+    Slower,
+    /// B and A are within the margin of each other.
+    Same,
+    /// `layout` only: the default-layout difference does not survive layout
+    /// control. [`decide`] never returns it.
+    Artifact,
+    /// Not enough evidence either way.
+    Unknown,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Faster => "FASTER",
+            Verdict::Slower => "SLOWER",
+            Verdict::Same => "SAME",
+            Verdict::Artifact => "ARTIFACT",
+            Verdict::Unknown => "UNKNOWN",
+        })
+    }
+}
+
+/// Verdict from a confidence interval [low, high] of the ratio B/A and the
+/// equivalence margin (0.01 = ±1%).
+///
+/// For a lower-is-better metric (time): high < 1 − margin → FASTER;
+/// low > 1 + margin → SLOWER; 1 − margin ≤ low and high ≤ 1 + margin → SAME;
+/// otherwise UNKNOWN. `higher_is_better` (throughput) swaps FASTER and
+/// SLOWER. Any non-finite bound, low > high, or a negative or NaN margin is
+/// UNKNOWN: an interval that reaches infinity has not decided anything.
+pub fn decide(low: f64, high: f64, margin: f64, higher_is_better: bool) -> Verdict {
+    if !low.is_finite() || !high.is_finite() || low > high {
+        return Verdict::Unknown;
+    }
+    if !margin.is_finite() || margin < 0.0 {
+        return Verdict::Unknown;
+    }
+    let (lower_edge, upper_edge) = (1.0 - margin, 1.0 + margin);
+    let (b_smaller, b_larger) = if higher_is_better {
+        (Verdict::Slower, Verdict::Faster)
+    } else {
+        (Verdict::Faster, Verdict::Slower)
+    };
+    if high < lower_edge {
+        b_smaller
+    } else if low > upper_edge {
+        b_larger
+    } else if lower_edge <= low && high <= upper_edge {
+        Verdict::Same
+    } else {
+        Verdict::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lower_is_better() {
+        // Cases derived by hand from the rule in DESIGN.md §2, margin 1%.
+        assert_eq!(decide(0.90, 0.98, 0.01, false), Verdict::Faster);
+        assert_eq!(decide(1.02, 1.10, 0.01, false), Verdict::Slower);
+        assert_eq!(decide(0.995, 1.005, 0.01, false), Verdict::Same);
+        assert_eq!(decide(0.99, 1.01, 0.01, false), Verdict::Same);
+        // Excludes 1 but lies partly inside the margin: not strong enough.
+        assert_eq!(decide(0.985, 0.995, 0.01, false), Verdict::Unknown);
+        assert_eq!(decide(0.95, 1.05, 0.01, false), Verdict::Unknown);
+        // Margin 0: any interval excluding 1 decides.
+        assert_eq!(decide(0.985, 0.995, 0.0, false), Verdict::Faster);
+        assert_eq!(decide(1.0, 1.0, 0.0, false), Verdict::Same);
+    }
+
+    #[test]
+    fn higher_is_better_swaps() {
+        assert_eq!(decide(0.90, 0.98, 0.01, true), Verdict::Slower);
+        assert_eq!(decide(1.02, 1.10, 0.01, true), Verdict::Faster);
+        assert_eq!(decide(0.995, 1.005, 0.01, true), Verdict::Same);
+    }
+
+    #[test]
+    fn non_finite_is_unknown() {
+        assert_eq!(decide(f64::NAN, 0.9, 0.01, false), Verdict::Unknown);
+        assert_eq!(
+            decide(f64::NEG_INFINITY, 0.9, 0.01, false),
+            Verdict::Unknown
+        );
+        assert_eq!(decide(1.1, f64::INFINITY, 0.01, false), Verdict::Unknown);
+        assert_eq!(decide(1.1, 1.0, 0.01, false), Verdict::Unknown);
+        assert_eq!(decide(0.9, 0.95, f64::NAN, false), Verdict::Unknown);
+        assert_eq!(decide(0.9, 0.95, -0.1, false), Verdict::Unknown);
+    }
+
+    #[test]
+    fn display_names() {
+        assert_eq!(Verdict::Faster.to_string(), "FASTER");
+        assert_eq!(Verdict::Artifact.to_string(), "ARTIFACT");
+        assert_eq!(format!("{}", Verdict::Unknown), "UNKNOWN");
+    }
+}

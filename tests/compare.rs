@@ -1,0 +1,392 @@
+//! Integration tests of `ghostbench compare` on real commands: verdicts, metrics,
+//! failures with partial results, Ctrl-C, counters and cachegrind.
+//!
+//! These assert behaviour, not speed: the commands differ by 2× or not at all.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn ghostbench() -> Command {
+    Command::cargo_bin("ghostbench").expect("binary built")
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("JSON report written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("metric {name} missing in {report}"))
+}
+
+#[test]
+fn a_command_twice_as_long_is_slower_with_a_ci_around_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    ghostbench()
+        .args(["compare", "sleep 0.01", "sleep 0.02", "--quiet", "--json"])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("SLOWER"));
+    let report = read_json(&json);
+    let wall = metric(&report, "wall");
+    assert_eq!(wall["verdict"], "SLOWER");
+    let (low, high) = (
+        wall["ci_low"].as_f64().unwrap(),
+        wall["ci_high"].as_f64().unwrap(),
+    );
+    assert!(
+        low <= 2.0 && 2.0 <= high,
+        "CI [{low}, {high}] should contain 2.0"
+    );
+    assert_eq!(report["schema"], "ghostbench.compare");
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["status"]["state"], "decided");
+}
+
+#[test]
+fn a_command_compared_with_itself_is_never_faster_or_slower() {
+    for seed in ["1", "2", "3"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        ghostbench()
+            .args([
+                "compare",
+                "sleep 0.003",
+                "sleep 0.003",
+                "--margin",
+                "5",
+                "--max-runs",
+                "30",
+                "--quiet",
+                "--seed",
+                seed,
+                "--json",
+            ])
+            .arg(&json)
+            .assert()
+            .success();
+        let verdict = metric(&read_json(&json), "wall")["verdict"].clone();
+        assert!(
+            verdict == "SAME" || verdict == "UNKNOWN",
+            "seed {seed}: {verdict}"
+        );
+    }
+}
+
+#[test]
+fn one_named_group_regex_yields_one_metric_per_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    ghostbench()
+        .args([
+            "compare",
+            "printf 'virtual 1.5\\nfnptr 2.5\\n'",
+            "printf 'virtual 1.5\\nfnptr 5.0\\n'",
+            "--metric",
+            r"regex:(?m)^(?P<name>\w+) (?P<value>[0-9.]+)$",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_json(&json);
+    let names: Vec<&str> = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["virtual", "fnptr"]);
+    assert_eq!(metric(&report, "virtual")["verdict"], "SAME");
+    assert_eq!(metric(&report, "fnptr")["verdict"], "SLOWER");
+    assert_eq!(metric(&report, "fnptr")["ratio"].as_f64().unwrap(), 2.0);
+    assert_eq!(
+        metric(&report, "virtual")["a"]["median"].as_f64().unwrap(),
+        1.5
+    );
+}
+
+#[test]
+fn a_failing_command_stops_with_its_cause_and_keeps_earlier_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let counter = dir.path().join("count");
+    // B succeeds three times, then fails with a message on stderr.
+    let b = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; if [ $n -gt 3 ]; then echo 'boom: disk on fire' >&2; exit 7; fi",
+        c = counter.display()
+    );
+    let output = ghostbench()
+        .args([
+            "compare", "true", &b, "--shell", "--quiet", "--warmup", "0", "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("FAILED: B: command failed: exit code 7"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("boom: disk on fire"), "{stdout}");
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "failed");
+    let b_runs = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["side"] == 1)
+        .count();
+    assert_eq!(b_runs, 3);
+}
+
+#[test]
+fn crashes_timeouts_and_missing_metrics_are_one_line_causes() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["compare", "true", "sh -c 'kill -SEGV $$'"],
+            "killed by signal 11 (SIGSEGV)",
+        ),
+        (
+            &["compare", "true", "sleep 5", "--timeout", "200ms"],
+            "timed out",
+        ),
+        (
+            &[
+                "compare",
+                "echo 1",
+                "echo 2",
+                "--metric",
+                "regex:took ([0-9]+)",
+            ],
+            "matched nothing",
+        ),
+    ];
+    for (args, cause) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let output = ghostbench()
+            .args(args)
+            .args(["--quiet", "--json"])
+            .arg(&json)
+            .assert()
+            .code(3)
+            .get_output()
+            .clone();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains(cause), "{args:?}: {stdout}");
+        assert_eq!(read_json(&json)["status"]["state"], "failed");
+    }
+}
+
+#[test]
+fn a_missing_program_is_an_error_before_any_run() {
+    ghostbench()
+        .args([
+            "compare",
+            "true",
+            "ghostbench-no-such-program --x",
+            "--quiet",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "command not found on PATH: ghostbench-no-such-program",
+        ));
+    ghostbench()
+        .args(["compare", "true", "echo 'unbalanced"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("unbalanced quotes"));
+}
+
+#[test]
+fn ctrl_c_writes_partial_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ghostbench"))
+        .args([
+            "compare",
+            "sleep 0.05",
+            "sleep 0.06",
+            "--margin",
+            "0",
+            "--max-runs",
+            "1000",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "interrupted");
+    assert!(report["runs"].as_array().unwrap().len() >= 4);
+}
+
+#[test]
+fn environment_jitter_is_on_by_default_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    ghostbench()
+        .args([
+            "compare",
+            "true",
+            "true",
+            "--quiet",
+            "--max-runs",
+            "10",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_json(&json);
+    let pads: Vec<u64> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["env_pad_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(pads.iter().all(|&p| p < 4096));
+    assert!(
+        pads.windows(2).any(|w| w[0] != w[1]),
+        "lengths should vary: {pads:?}"
+    );
+
+    ghostbench()
+        .args([
+            "compare",
+            "true",
+            "true",
+            "--quiet",
+            "--max-runs",
+            "5",
+            "--no-env-jitter",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_json(&json);
+    assert!(report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["env_pad_bytes"].is_null()));
+    assert!(report["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn counters_either_report_values_or_say_why_not() {
+    let output = ghostbench()
+        .args([
+            "compare",
+            "true",
+            "true",
+            "--counters",
+            "--quiet",
+            "--max-runs",
+            "5",
+            "--color",
+            "never",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let unavailable = stdout
+        .lines()
+        .filter(|l| l.starts_with("hardware counters unavailable: "))
+        .count();
+    let table = stdout
+        .lines()
+        .any(|l| l.starts_with("counter ") || l.starts_with("cycles"));
+    assert!(unavailable == 1 || table, "{stdout}");
+}
+
+#[test]
+fn simulate_gives_identical_instruction_counts_for_the_same_command() {
+    if which("valgrind").is_none() {
+        eprintln!("skipped: valgrind is not installed (.ci/run installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    ghostbench()
+        .args([
+            "compare",
+            "true",
+            "true",
+            "--simulate",
+            "--quiet",
+            "--max-runs",
+            "5",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("identical instruction counts"));
+    let report = read_json(&json);
+    let results = report["simulation"]["results"].as_array().unwrap();
+    let ir: Vec<u64> = results.iter().map(|r| r["ir"].as_u64().unwrap()).collect();
+    assert!(ir[0] > 0);
+    assert_eq!(ir[0], ir[1]);
+}
+
+#[test]
+fn markdown_report_is_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("r.md");
+    ghostbench()
+        .args([
+            "compare",
+            "sleep 0.01",
+            "sleep 0.02",
+            "--quiet",
+            "--markdown",
+        ])
+        .arg(&md)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("| wall |"), "{text}");
+    assert!(text.contains("**SLOWER**"), "{text}");
+}
+
+#[test]
+fn demo_runs_compare_on_embedded_commands() {
+    ghostbench()
+        .args(["demo", "--quiet", "--color", "never"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("loop-22k is"))
+        .stdout(predicates::str::contains("arrives with the `layout` verb"));
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
