@@ -18,7 +18,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Verb {
     /// Do two commands differ in speed? An interleaved A/B run with an anytime-valid verdict.
-    Compare(compare::CompareArgs),
+    Compare(Box<compare::CompareArgs>),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
 }
@@ -40,7 +40,7 @@ pub mod exit {
 /// Run the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.verb {
-        Verb::Compare(args) => compare::run(args),
+        Verb::Compare(args) => compare::run(*args),
         Verb::Demo(args) => demo::run(args),
     };
     match result {

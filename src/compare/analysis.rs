@@ -4,6 +4,7 @@
 //! The verdict comes from the sequential (anytime-valid) CI of the last look; the
 //! other statistics are reported beside it at the nominal level, never instead of it.
 
+use crate::report::format;
 use crate::run::metric::Unit;
 use crate::stats::bootstrap::{self, BootstrapMethod, Interval};
 use crate::stats::descriptive::{summarize, Summary};
@@ -148,7 +149,7 @@ pub fn sentence(
         fmt_ratio(look.high)
     );
     let change = describe_change(look.ratio, higher_is_better);
-    let margin_pct = format!("±{}%", trim_float(margin * 100.0));
+    let margin_pct = format!("±{}%", format::trimmed(margin * 100.0));
     match look.verdict {
         Verdict::Faster | Verdict::Slower => format!("{b} is {change} than {a} on {metric}: {ci}"),
         Verdict::Same => format!("{a} and {b} are the same on {metric} within {margin_pct}: {ci}"),
@@ -190,7 +191,7 @@ fn hint(look: &Look, margin: f64) -> Option<String> {
     if distance < half_width / 20.0 {
         return Some(format!(
             "the effect sits on the ±{}% margin: no run count will settle it; choose --margin for what matters to you",
-            trim_float(margin * 100.0)
+            format::trimmed(margin * 100.0)
         ));
     }
     let needed = (n * (half_width / distance).powi(2)).ceil();
@@ -207,11 +208,6 @@ pub fn fmt_ratio(r: f64) -> String {
     } else {
         "0".to_string()
     }
-}
-
-fn trim_float(x: f64) -> String {
-    let text = format!("{x:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ use crate::run::environment;
 use crate::run::metric::Unit;
 use crate::run::{cachegrind, spawn, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
 use crate::stats::descriptive::median;
-use crate::stats::sequential::{decided, evaluate, Look, Sequential, StoppingRule};
+use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
+use crate::stats::verdict::Verdict;
 use anyhow::Result;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -117,9 +118,6 @@ struct Loop<'a> {
     metric_names: Vec<(String, Unit)>,
     sequential: Option<Sequential>,
     looks: Vec<Look>,
-    looks_taken: usize,
-    /// Per-side sample size at the last look.
-    looked_at: usize,
     spawn_overhead: Option<f64>,
     /// The process-start time subtracted from wall, once decided applicable.
     correction: Option<f64>,
@@ -133,8 +131,6 @@ impl<'a> Loop<'a> {
             metric_names: Vec::new(),
             sequential: None,
             looks: Vec::new(),
-            looks_taken: 0,
-            looked_at: 0,
             spawn_overhead,
             correction: None,
         }
@@ -298,16 +294,11 @@ impl<'a> Loop<'a> {
             .iter()
             .map(|[a, b]| (a.as_slice(), b.as_slice()))
             .collect();
-        let looks = if finish {
+        if finish {
             Some(sequential.finish(&pairs))
         } else {
             sequential.observe(&pairs)
-        };
-        if looks.is_some() {
-            self.looks_taken += 1;
-            self.looked_at = pairs.first().map_or(0, |(a, b)| a.len().min(b.len()));
         }
-        looks
     }
 
     /// Final per-metric analysis. Unless the last look was at the final sample
@@ -315,11 +306,11 @@ impl<'a> Loop<'a> {
     fn analyse(&mut self) -> Vec<analysis::MetricReport> {
         let series = self.series();
         let n = series.first().map_or(0, |[a, b]| a.len().min(b.len()));
-        if n >= 2 && (self.looks.is_empty() || self.looked_at != n) {
-            if let Some(looks) = self.observe(true) {
-                self.looks = looks;
-            }
+        if n >= 2 {
+            // Returns the last look unchanged if it was taken at this n.
+            self.looks = self.observe(true).unwrap_or_default();
         }
+        let looks_spent = self.sequential.as_ref().map_or(0, Sequential::looks_spent);
         let options = self.options;
         let inputs: Vec<MetricInput> = self
             .metric_names
@@ -332,10 +323,12 @@ impl<'a> Loop<'a> {
                 a,
                 b,
                 spawn_corrected: name == "wall" && self.correction.is_some(),
-                look: self.looks.get(i).cloned().unwrap_or_else(|| {
-                    evaluate(a, b, 0.0, options.margin, options.higher_is_better)
-                }),
-                looks: self.looks_taken,
+                look: self
+                    .looks
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| too_few_runs(a, b)),
+                looks: looks_spent,
             })
             .collect();
         let names = [
@@ -368,6 +361,20 @@ impl<'a> Loop<'a> {
     }
 }
 
+/// The look for a metric with fewer than two runs a side: a point ratio, no CI.
+fn too_few_runs(a: &[f64], b: &[f64]) -> Look {
+    Look {
+        look: 0,
+        n_a: a.len(),
+        n_b: b.len(),
+        alpha: 0.0,
+        ratio: median(b) / median(a),
+        low: f64::NAN,
+        high: f64::NAN,
+        verdict: Verdict::Unknown,
+    }
+}
+
 fn status(state: State, message: Option<String>) -> Status {
     Status {
         state,
@@ -377,13 +384,14 @@ fn status(state: State, message: Option<String>) -> Status {
 }
 
 fn failed(failure: RunFailure) -> Status {
+    let (state, message) = if failure.interrupted {
+        (State::Interrupted, "interrupted by Ctrl-C".to_string())
+    } else {
+        (State::Failed, failure.to_string())
+    };
     Status {
-        state: if failure.interrupted {
-            State::Interrupted
-        } else {
-            State::Failed
-        },
-        message: Some(failure.to_string()),
+        state,
+        message: Some(message),
         last_output: failure.last_output,
     }
 }

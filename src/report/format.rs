@@ -46,14 +46,20 @@ pub fn significant(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
-/// A p-value: "0.0312", "< 1e-6".
+/// At most two decimals, without trailing zeros: 1.0 → "1", 2.50 → "2.5".
+pub fn trimmed(x: f64) -> String {
+    let text = format!("{x:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A p-value with its relation: "= 0.0312", "< 1e-6".
 pub fn p_value(p: f64) -> String {
     if !p.is_finite() {
         "n/a".to_string()
     } else if p < 1e-6 {
         "< 1e-6".to_string()
     } else {
-        significant(p)
+        format!("= {}", significant(p))
     }
 }
 
@@ -75,14 +81,16 @@ mod tests {
         assert_eq!(value(2.5e-6, Unit::Seconds), "2.500 µs");
         assert_eq!(value(1843.0, Unit::Kibibytes), "1.800 MiB");
         assert_eq!(value(1.5, Unit::None), "1.500");
-        assert_eq!(value(1234.5, Unit::Nanoseconds), "1.234 µs");
+        assert_eq!(value(1234.0, Unit::Nanoseconds), "1.234 µs");
+        assert_eq!(trimmed(1.0), "1");
+        assert_eq!(trimmed(2.5), "2.5");
         assert_eq!(value(f64::NAN, Unit::None), "n/a");
     }
 
     #[test]
     fn p_values_and_changes() {
         assert_eq!(p_value(1e-9), "< 1e-6");
-        assert_eq!(p_value(0.03123), "0.03123");
+        assert_eq!(p_value(0.03123), "= 0.03123");
         assert_eq!(ratio_change(1.052), "+5.2%");
         assert_eq!(ratio_change(0.9), "-10.0%");
     }

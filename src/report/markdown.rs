@@ -47,10 +47,14 @@ pub fn render(report: &CompareReport) -> String {
             m.verdict,
             m.welch_p_holm
                 .or(m.welch.as_ref().map(|w| w.p))
-                .map_or("n/a".into(), p_value),
+                .map_or("n/a".into(), |p| p_value(p)
+                    .trim_start_matches("= ")
+                    .to_string()),
             m.mann_whitney_p_holm
                 .or(m.mann_whitney.as_ref().map(|w| w.p))
-                .map_or("n/a".into(), p_value),
+                .map_or("n/a".into(), |p| p_value(p)
+                    .trim_start_matches("= ")
+                    .to_string()),
         );
     }
     let _ = writeln!(out);

@@ -1,7 +1,7 @@
 //! The terminal report of `compare`: the verdict sentence first, then the table,
 //! then the numbers behind it. Colour only when asked (the CLI asks on a TTY).
 
-use super::format::{p_value, ratio_change, significant, value};
+use super::format::{p_value, ratio_change, significant, trimmed, value};
 use super::table::Table;
 use crate::compare::{CompareReport, MetricReport, State};
 use crate::run::metric::Unit;
@@ -50,12 +50,12 @@ pub fn render(report: &CompareReport, color: bool) -> String {
         let _ = writeln!(out, "{:<8} {}", paint(m.verdict, color), m.sentence);
         let _ = writeln!(
             out,
-            "         {:.0}% CI valid over all {} looks; {} + {} runs; margin ±{}%",
+            "         {:.0}% CI valid over all looks ({} taken); {} + {} runs; margin ±{}%",
             m.ci_level * 100.0,
             m.looks,
             n[0],
             n[1],
-            significant(report.settings.margin * 100.0)
+            trimmed(report.settings.margin * 100.0)
         );
         if let Some(hint) = &m.hint {
             let _ = writeln!(out, "         to decide: {hint}");
@@ -105,15 +105,19 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
         ("A", &m.a, &report.commands[0]),
         ("B", &m.b, &report.commands[1]),
     ] {
+        let label = if cmd.name == label {
+            label.to_string()
+        } else {
+            format!("{label} {}", cmd.name)
+        };
         let Some(s) = summary else {
-            let _ = writeln!(out, "  {label} {:<10} no runs", cmd.name);
+            let _ = writeln!(out, "  {label:<12} no runs");
             continue;
         };
         let u = m.unit;
         let _ = writeln!(
             out,
-            "  {label} {:<10} n={:<4} median {}  mean {} ± {}  CV {:.2}%  MAD {}  range {} … {}  outliers {}+{} ({} severe)",
-            cmd.name,
+            "  {label:<12} n={:<4} median {}  mean {} ± {}  CV {:.2}%  MAD {}  range {} … {}  outliers {}+{} ({} severe)",
             s.n,
             value(s.median, u),
             value(s.mean, u),
@@ -150,11 +154,11 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
         let adjusted = m
             .welch_p_holm
             .filter(|_| holm)
-            .map(|p| format!(", Holm-adjusted {}", p_value(p)))
+            .map(|p| format!(", Holm-adjusted p {}", p_value(p)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  Welch t = {:.3}, df = {:.2}, p = {}{adjusted}",
+            "  Welch t = {:.3}, df = {:.2}, p {}{adjusted}",
             w.t,
             w.df,
             p_value(w.p)
@@ -164,7 +168,7 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
         let adjusted = m
             .mann_whitney_p_holm
             .filter(|_| holm)
-            .map(|p| format!(", Holm-adjusted {}", p_value(p)))
+            .map(|p| format!(", Holm-adjusted p {}", p_value(p)))
             .unwrap_or_default();
         let kind = if mw.exact {
             "exact"
@@ -173,7 +177,7 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
         };
         let _ = writeln!(
             out,
-            "  Mann–Whitney U = {}, p = {} ({kind}){adjusted}",
+            "  Mann–Whitney U = {}, p {} ({kind}){adjusted}",
             significant(mw.u),
             p_value(mw.p)
         );

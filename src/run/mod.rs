@@ -227,13 +227,18 @@ fn check_exit(outcome: &Outcome, name: &str) -> Result<(), RunFailure> {
     if outcome.exit.success() {
         return Ok(());
     }
-    let mut tail = spawn::last_lines(&outcome.stdout, 5);
-    tail.extend(spawn::last_lines(&outcome.stderr_tail, 10));
     let mut failed = failure(
         name,
         format!("command failed: {}", outcome.exit.describe()),
-        &tail,
+        &[],
     );
-    failed.interrupted |= outcome.exit == Exit::Interrupted;
+    if outcome.exit == Exit::Interrupted {
+        failed.interrupted = true;
+    } else {
+        failed.last_output = spawn::last_lines(&outcome.stdout, 5);
+        failed
+            .last_output
+            .extend(spawn::last_lines(&outcome.stderr_tail, 10));
+    }
     Err(failed)
 }

@@ -277,6 +277,17 @@ fn close_fd(fd: RawFd) {
 
 /// The child side of fork: redirect, pin, wait at the gate, exec. Never returns.
 unsafe fn child_exec(prepared: &Prepared, pipes: &Pipes, pin: Option<usize>) -> ! {
+    // The parent's ends: our copy of the gate's write end would keep the gate shut forever.
+    for fd in [
+        pipes.gate_write,
+        pipes.stdout_read,
+        pipes.stderr_read,
+        pipes.exec_error_read,
+    ] {
+        if fd >= 0 {
+            libc::close(fd);
+        }
+    }
     libc::setpgid(0, 0);
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);

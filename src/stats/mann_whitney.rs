@@ -150,7 +150,7 @@ pub(super) fn pooled_has_ties(a: &[f64], b: &[f64]) -> bool {
 #[derive(Debug, Clone)]
 pub struct UNullDistribution {
     pairs: usize,
-    /// cdf[u] = P(U ≤ u), u = 0..=m·n.
+    /// `cdf[u]` = P(U ≤ u), u = 0..=m·n.
     cdf: Vec<f64>,
 }
 
