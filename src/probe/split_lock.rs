@@ -151,8 +151,14 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
     }
     if split_allowed {
         if settings.faults.sigbus {
-            // SAFETY: raising a signal is always sound; this simulates `fatal`.
-            unsafe { libc::raise(libc::SIGBUS) };
+            // Simulate `fatal`. Rust's runtime handles SIGBUS (for stack
+            // guard pages) and returns for other faults, so restore the
+            // default action first, as the re-executed faulting lock would.
+            // SAFETY: resetting a signal's action and raising it.
+            unsafe {
+                libc::signal(libc::SIGBUS, libc::SIG_DFL);
+                libc::raise(libc::SIGBUS);
+            }
         }
         let first = details.crossing_offsets_8[details.crossing_offsets_8.len() / 2];
         // SAFETY: the operand ends before byte 72 of the 128-byte buffer.
