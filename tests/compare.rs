@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// Tests whose verdicts depend on timing take this lock, so the suite's own
-/// parallel tests do not load the machine under them.
+/// Every test here takes this lock: verdicts depend on timing, so the suite's
+/// own tests must not run in parallel and load the machine under each other.
 static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
@@ -97,6 +97,7 @@ fn a_command_compared_with_itself_is_never_faster_or_slower() {
 
 #[test]
 fn one_named_group_regex_yields_one_metric_per_name() {
+    let _timing = timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     ghostbench()
@@ -131,6 +132,7 @@ fn one_named_group_regex_yields_one_metric_per_name() {
 
 #[test]
 fn a_failing_command_stops_with_its_cause_and_keeps_earlier_runs() {
+    let _timing = timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let counter = dir.path().join("count");
@@ -167,6 +169,7 @@ fn a_failing_command_stops_with_its_cause_and_keeps_earlier_runs() {
 
 #[test]
 fn crashes_timeouts_and_missing_metrics_are_one_line_causes() {
+    let _timing = timing_lock();
     let cases: [(&[&str], &str); 3] = [
         (
             &["compare", "true", "sh -c 'kill -SEGV $$'"],
@@ -206,6 +209,7 @@ fn crashes_timeouts_and_missing_metrics_are_one_line_causes() {
 
 #[test]
 fn a_missing_program_is_an_error_before_any_run() {
+    let _timing = timing_lock();
     ghostbench()
         .args([
             "compare",
@@ -262,6 +266,7 @@ fn ctrl_c_writes_partial_results() {
 
 #[test]
 fn environment_jitter_is_on_by_default_and_recorded() {
+    let _timing = timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     ghostbench()
@@ -315,6 +320,7 @@ fn environment_jitter_is_on_by_default_and_recorded() {
 
 #[test]
 fn counters_either_report_values_or_say_why_not() {
+    let _timing = timing_lock();
     let output = ghostbench()
         .args([
             "compare",
@@ -344,6 +350,7 @@ fn counters_either_report_values_or_say_why_not() {
 
 #[test]
 fn simulate_gives_identical_instruction_counts_for_the_same_command() {
+    let _timing = timing_lock();
     if which("valgrind").is_none() {
         eprintln!("skipped: valgrind is not installed (.ci/run installs it)");
         return;

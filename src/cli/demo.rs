@@ -1,7 +1,9 @@
 //! `ghostbench demo`: the product's story on examples embedded in the binary.
 //!
 //! Until the `layout` verb lands, the demo runs `compare` on two embedded shell
-//! loops, one doing 10% more work than the other, and says so.
+//! loops, one doing 10% more work than the other, and says so. Then it runs
+//! `probe --quick` (under 3 s), so the story ends with what misalignment
+//! costs on the machine at hand.
 
 use super::compare::{CompareArgs, OrderArg};
 use super::output::OutputArgs;
@@ -48,5 +50,24 @@ pub fn run(args: DemoArgs) -> Result<i32> {
         seed: args.seed,
         output: args.output.clone(),
     };
-    super::compare::execute(&compare_args.to_options()?, &args.output)
+    let code = super::compare::execute(&compare_args.to_options()?, &args.output)?;
+    println!("\nWhat does misalignment cost on this machine? `ghostbench probe --quick`:\n");
+    let probe_output = OutputArgs {
+        json: None,
+        markdown: None,
+        ..args.output.clone()
+    };
+    let probe_options = crate::probe::ProbeOptions {
+        only: crate::probe::ProbeKind::ALL.to_vec(),
+        quick: true,
+        budget: None,
+        seed: args.seed,
+        command_line: std::env::args().collect(),
+    };
+    let probe_code = super::probe::execute(&probe_options, &probe_output)?;
+    Ok(if code == super::exit::OK {
+        probe_code
+    } else {
+        code
+    })
 }

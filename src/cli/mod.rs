@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod demo;
 pub mod output;
+pub mod probe;
 
 use clap::{Parser, Subcommand};
 
@@ -19,6 +20,8 @@ pub struct Cli {
 pub enum Verb {
     /// Do two commands differ in speed? An interleaved A/B run with an anytime-valid verdict.
     Compare(Box<compare::CompareArgs>),
+    /// How much does this machine punish misalignment? Split locks, misaligned loads, code offset, TLB, list nodes.
+    Probe(probe::ProbeArgs),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
 }
@@ -31,7 +34,8 @@ pub mod exit {
     pub const ERROR: i32 = 1;
     /// Bad command-line usage (clap's code).
     pub const USAGE: i32 = 2;
-    /// A benchmarked command failed (non-zero exit, crash, timeout, no metric); partial results were written.
+    /// A benchmarked command failed (non-zero exit, crash, timeout, no metric), or a
+    /// probe crashed or overran its time bound; partial results were written.
     pub const RUN_FAILED: i32 = 3;
     /// Ctrl-C; partial results were written.
     pub const INTERRUPTED: i32 = 130;
@@ -41,6 +45,7 @@ pub mod exit {
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.verb {
         Verb::Compare(args) => compare::run(*args),
+        Verb::Probe(args) => probe::run(args),
         Verb::Demo(args) => demo::run(args),
     };
     match result {

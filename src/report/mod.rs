@@ -4,5 +4,6 @@
 pub mod format;
 pub mod json;
 pub mod markdown;
+pub mod probe;
 pub mod table;
 pub mod terminal;

@@ -1,0 +1,120 @@
+//! `ghostbench probe`: arguments, and the glue to `probe::isolate::run` and
+//! the reports. With the hidden `--child NAME` it is the isolated child
+//! process of one probe, printing that probe's result as JSON.
+
+use super::compare::parse_duration;
+use super::exit;
+use super::output::OutputArgs;
+use crate::probe::{self, isolate, ProbeKind, ProbeOptions, ProbeReport};
+use crate::report::{json, probe as report};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeArg {
+    SplitLock,
+    Misaligned,
+    CodeAlign,
+    Tlb,
+    Alloc,
+}
+
+impl From<ProbeArg> for ProbeKind {
+    fn from(arg: ProbeArg) -> ProbeKind {
+        match arg {
+            ProbeArg::SplitLock => ProbeKind::SplitLock,
+            ProbeArg::Misaligned => ProbeKind::Misaligned,
+            ProbeArg::CodeAlign => ProbeKind::CodeAlign,
+            ProbeArg::Tlb => ProbeKind::Tlb,
+            ProbeArg::Alloc => ProbeKind::Alloc,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// Run only these probes, comma-separated: split-lock, misaligned, code-align, tlb, alloc.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PROBES")]
+    pub only: Vec<ProbeArg>,
+    /// Small sweeps: every probe together in under 3 s.
+    #[arg(long)]
+    pub quick: bool,
+    /// Time bound of each probe (default 15s; 500ms with --quick).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub budget: Option<Duration>,
+    /// Seed for shuffled orders and random pointer chains.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Internal: run this one probe here and print its result as JSON.
+    #[arg(long, value_enum, hide = true)]
+    pub child: Option<ProbeArg>,
+    /// Internal: the child must not execute split locks (after a SIGBUS).
+    #[arg(long, hide = true)]
+    pub child_no_split_locks: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl ProbeArgs {
+    pub fn to_options(&self) -> ProbeOptions {
+        let only: Vec<ProbeKind> = if self.only.is_empty() {
+            ProbeKind::ALL.to_vec()
+        } else {
+            self.only.iter().map(|&a| a.into()).collect()
+        };
+        ProbeOptions {
+            only,
+            quick: self.quick,
+            budget: self.budget,
+            seed: self.seed,
+            command_line: std::env::args().collect(),
+        }
+    }
+}
+
+pub fn run(args: ProbeArgs) -> Result<i32> {
+    let options = args.to_options();
+    if let Some(kind) = args.child {
+        let mut settings = options.settings();
+        settings.split_locks = !args.child_no_split_locks;
+        let result = probe::run_one(kind.into(), &settings);
+        println!(
+            "{}",
+            serde_json::to_string(&result).context("cannot serialise the probe result")?
+        );
+        return Ok(exit::OK);
+    }
+    execute(&options, &args.output)
+}
+
+/// Run the probes (each in a child process), print them, write the reports.
+pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
+    let exe = std::env::current_exe().context("cannot find the ghostbench executable")?;
+    let bar = output.progress_bar(options.only.len() as u64);
+    let mut done = 0;
+    let report = isolate::run(options, Some(&exe), &mut |kind| {
+        bar.set_position(done);
+        bar.set_message(format!("probe {kind}"));
+        done += 1;
+    });
+    bar.finish_and_clear();
+    print!("{}", report::render(&report, output.color()));
+    write_outputs(&report, output)?;
+    Ok(if report.any_failed() {
+        exit::RUN_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+fn write_outputs(report: &ProbeReport, output: &OutputArgs) -> Result<()> {
+    if let Some(path) = &output.json {
+        json::write(report, path)?;
+    }
+    if let Some(path) = &output.markdown {
+        json::write_atomically(path, report::markdown(report).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
