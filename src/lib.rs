@@ -8,3 +8,4 @@ pub mod compare;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod structs;

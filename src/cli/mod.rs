@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod demo;
 pub mod output;
+pub mod structs;
 
 use clap::{Parser, Subcommand};
 
@@ -21,6 +22,8 @@ pub enum Verb {
     Compare(compare::CompareArgs),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
+    /// Data layout from DWARF: pahole-style layouts, split-lock, misalignment and false-sharing hazards.
+    Structs(structs::StructsArgs),
 }
 
 /// Process exit codes (documented in README.md).
@@ -33,6 +36,8 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A benchmarked command failed (non-zero exit, crash, timeout, no metric); partial results were written.
     pub const RUN_FAILED: i32 = 3;
+    /// `structs`: the binary has no DWARF debug info (build with -g).
+    pub const NO_DEBUG_INFO: i32 = 4;
     /// Ctrl-C; partial results were written.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -42,6 +47,7 @@ pub fn run(cli: Cli) -> i32 {
     let result = match cli.verb {
         Verb::Compare(args) => compare::run(args),
         Verb::Demo(args) => demo::run(args),
+        Verb::Structs(args) => structs::run(args),
     };
     match result {
         Ok(code) => code,

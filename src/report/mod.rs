@@ -4,5 +4,7 @@
 pub mod format;
 pub mod json;
 pub mod markdown;
+pub mod sarif;
+pub mod structs;
 pub mod table;
 pub mod terminal;
