@@ -164,7 +164,14 @@ pub fn suggest(s: &StructLayout, line: u64) -> Option<Suggestion> {
         .iter()
         .zip(&s.members)
         .any(|(a, b)| a.offset != b.offset);
-    (r.new_size < s.size
+    // A packed struct with a misaligned member (an atomic, a pointer) gets the
+    // aligned order even when it costs bytes: the hazard is worth more.
+    let misaligned = s.packed
+        && s.members
+            .iter()
+            .any(|m| m.bit_size.is_none() && m.alignment > 1 && m.offset % m.alignment != 0);
+    (misaligned
+        || r.new_size < s.size
         || r.members.iter().any(|m| m.own_line)
         || (changed_order && r.new_size <= s.size))
         .then_some(r)
