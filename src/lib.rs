@@ -9,3 +9,4 @@ pub mod probe;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod structs;

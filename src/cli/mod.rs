@@ -5,6 +5,7 @@ pub mod compare;
 pub mod demo;
 pub mod output;
 pub mod probe;
+pub mod structs;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +25,8 @@ pub enum Verb {
     Probe(probe::ProbeArgs),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
+    /// Data layout from DWARF: pahole-style layouts, split-lock, misalignment and false-sharing hazards.
+    Structs(structs::StructsArgs),
 }
 
 /// Process exit codes (documented in README.md).
@@ -37,6 +40,8 @@ pub mod exit {
     /// A benchmarked command failed (non-zero exit, crash, timeout, no metric), or a
     /// probe crashed or overran its time bound; partial results were written.
     pub const RUN_FAILED: i32 = 3;
+    /// `structs`: the binary has no DWARF debug info (build with -g).
+    pub const NO_DEBUG_INFO: i32 = 4;
     /// Ctrl-C; partial results were written.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -47,6 +52,7 @@ pub fn run(cli: Cli) -> i32 {
         Verb::Compare(args) => compare::run(*args),
         Verb::Probe(args) => probe::run(args),
         Verb::Demo(args) => demo::run(args),
+        Verb::Structs(args) => structs::run(args),
     };
     match result {
         Ok(code) => code,

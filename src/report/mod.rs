@@ -5,5 +5,7 @@ pub mod format;
 pub mod json;
 pub mod markdown;
 pub mod probe;
+pub mod sarif;
+pub mod structs;
 pub mod table;
 pub mod terminal;

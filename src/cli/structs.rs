@@ -1,0 +1,82 @@
+//! `ghostbench structs`: arguments, and the glue to `structs::analyze` and the reports.
+
+use super::exit;
+use super::output::OutputArgs;
+use crate::report::{json, sarif, structs as text};
+use crate::structs::elf::InputError;
+use crate::structs::{self, StructsOptions};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct StructsArgs {
+    /// ELF binary or object with DWARF (split DWARF: .dwo files or BINARY.dwp are found).
+    pub binary: PathBuf,
+    /// Only structs with this name (qualified or not), or matching this anchored regex.
+    #[arg(long = "struct", value_name = "NAME|REGEX")]
+    pub filter: Option<String>,
+    /// List only the hazards, worst first, instead of the layouts.
+    #[arg(long)]
+    pub hazards: bool,
+    /// Cache-line size in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64)]
+    pub line: u64,
+    /// Write the hazards as SARIF 2.1.0 for CI annotations.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Show a cache-aware member order with its new size.
+    #[arg(long)]
+    pub suggest: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl StructsArgs {
+    pub fn to_options(&self) -> StructsOptions {
+        StructsOptions {
+            binary: self.binary.clone(),
+            filter: self.filter.clone(),
+            line: self.line,
+            suggest: self.suggest,
+        }
+    }
+}
+
+pub fn run(args: StructsArgs) -> Result<i32> {
+    let report = match structs::analyze(&args.to_options()) {
+        Ok(r) => r,
+        Err(e) => {
+            // Input the tool cannot read gets one line and its own exit code.
+            if let Some(input) = e.downcast_ref::<InputError>() {
+                eprintln!("error: {input}");
+                return Ok(match input {
+                    InputError::NoDebugInfo { .. } => exit::NO_DEBUG_INFO,
+                    _ => exit::ERROR,
+                });
+            }
+            return Err(e);
+        }
+    };
+    if args.filter.is_some() && report.structs.is_empty() {
+        eprintln!(
+            "error: no struct named or matching {:?} in {}",
+            args.filter.as_deref().unwrap_or_default(),
+            args.binary.display()
+        );
+        return Ok(exit::ERROR);
+    }
+    let color = args.output.color();
+    print!("{}", text::render(&report, args.hazards, color));
+    if let Some(path) = &args.output.json {
+        json::write(&report, path)?;
+    }
+    if let Some(path) = &args.sarif {
+        json::write(&sarif::render(&report), path)
+            .with_context(|| format!("cannot write SARIF to {}", path.display()))?;
+    }
+    if args.output.markdown.is_some() {
+        eprintln!("note: --markdown is not supported by structs yet; use --json or --sarif");
+    }
+    Ok(exit::OK)
+}

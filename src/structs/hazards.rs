@@ -1,0 +1,471 @@
+//! Layout hazards of one struct (DESIGN §7): atomics that can cross a cache line
+//! (alone, and as elements of every array of the struct the binary declares),
+//! misaligned members, array elements that straddle lines, false sharing, and holes
+//! worth reclaiming. Each finding carries the exact offsets and element indices.
+
+use super::{suggest, ArrayUse, StructLayout, SyncKind};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HazardKind {
+    SplitLockRisk,
+    Misaligned,
+    FalseSharing,
+    ElementStraddle,
+    Holes,
+}
+
+impl HazardKind {
+    pub fn id(self) -> &'static str {
+        match self {
+            HazardKind::SplitLockRisk => "split-lock-risk",
+            HazardKind::Misaligned => "misaligned",
+            HazardKind::FalseSharing => "false-sharing",
+            HazardKind::ElementStraddle => "element-straddle",
+            HazardKind::Holes => "holes",
+        }
+    }
+}
+
+/// Error: happens at the alignment the type or its container guarantees.
+/// Warning: happens at some permitted alignment. Note: costs space or sharing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Hazard {
+    pub kind: HazardKind,
+    pub severity: Severity,
+    #[serde(rename = "struct")]
+    pub struct_name: String,
+    /// Member path inside the struct (`count`, `stats.hits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// Byte offset of the member inside the struct.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    pub message: String,
+    /// split-lock-risk in an array: the container (`table` or a variable's name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// split-lock-risk in an array: the array member or variable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
+    /// split-lock-risk in an array: offset of the array inside its container.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_offset: Option<u64>,
+    /// Element indices whose member crosses a line when the container is line-aligned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indices: Vec<u64>,
+    /// Base addresses (mod line) the container or type permits at which some crossing happens.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_offsets: Vec<u64>,
+    /// element-straddle: the share of elements that straddle; else unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// holes: bytes a reorder saves; false-sharing: the line number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_index: Option<u64>,
+    /// false-sharing: the atomics/locks and other members in the line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decl_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decl_line: Option<u64>,
+    #[serde(skip)]
+    score: f64,
+}
+
+impl Hazard {
+    fn new(kind: HazardKind, severity: Severity, s: &StructLayout, message: String) -> Hazard {
+        Hazard {
+            kind,
+            severity,
+            struct_name: s.name.clone(),
+            member: None,
+            offset: None,
+            size: None,
+            message,
+            container: None,
+            array: None,
+            array_offset: None,
+            indices: Vec::new(),
+            base_offsets: Vec::new(),
+            share: None,
+            bytes: None,
+            line_index: None,
+            members: Vec::new(),
+            decl_file: s.decl_file.clone(),
+            decl_line: s.decl_line,
+            score: 0.0,
+        }
+    }
+}
+
+/// Worst first: severity, then how bad, then name for a stable order.
+pub fn rank(hazards: &mut [Hazard]) {
+    hazards.sort_by(|a, b| {
+        a.severity
+            .cmp(&b.severity)
+            .then(a.kind.cmp(&b.kind))
+            .then(b.score.total_cmp(&a.score))
+            .then(a.struct_name.cmp(&b.struct_name))
+            .then(a.offset.cmp(&b.offset))
+    });
+}
+
+fn crosses(address: u64, size: u64, line: u64) -> bool {
+    address % line + size > line
+}
+
+/// The base addresses mod `line` that alignment `align` permits.
+fn bases(align: u64, line: u64) -> impl Iterator<Item = u64> {
+    let step = align.clamp(1, line);
+    (0..line).step_by(step as usize)
+}
+
+fn list(indices: &[u64]) -> String {
+    let shown: Vec<String> = indices.iter().take(8).map(|i| i.to_string()).collect();
+    if indices.len() > 8 {
+        format!("{}, … ({} in all)", shown.join(", "), indices.len())
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// All hazards of `s`, given the arrays of it that the binary declares.
+pub fn find(s: &StructLayout, uses: &[&ArrayUse], line: u64) -> Vec<Hazard> {
+    let mut out = Vec::new();
+    split_locks(s, uses, line, &mut out);
+    misaligned(s, &mut out);
+    false_sharing(s, line, &mut out);
+    element_straddle(s, uses, line, &mut out);
+    holes(s, line, &mut out);
+    out
+}
+
+fn split_locks(s: &StructLayout, uses: &[&ArrayUse], line: u64, out: &mut Vec<Hazard>) {
+    for a in s.sync_members.iter().filter(|a| a.kind == SyncKind::Atomic) {
+        if a.size == 0 || a.size > line {
+            continue;
+        }
+        // The struct alone, at every base its alignment permits.
+        let crossing: Vec<u64> = bases(s.alignment, line)
+            .filter(|b| crosses(b + a.offset, a.size, line))
+            .collect();
+        if !crossing.is_empty() {
+            let permitted = bases(s.alignment, line).count();
+            let at_aligned = crossing[0] == 0;
+            let why = if s.alignment == 1 {
+                "packed: any address".to_string()
+            } else {
+                format!("{}-byte aligned", s.alignment)
+            };
+            let mut h = Hazard::new(
+                HazardKind::SplitLockRisk,
+                if at_aligned { Severity::Error } else { Severity::Warning },
+                s,
+                format!(
+                    "{} ({} bytes at offset {}) crosses a {line}-byte line for {} of the {permitted} base addresses `{}` permits ({why}){}",
+                    a.path,
+                    a.size,
+                    a.offset,
+                    crossing.len(),
+                    s.name,
+                    if at_aligned { ", even when it is line-aligned" } else { "" }
+                ),
+            );
+            h.member = Some(a.path.clone());
+            h.offset = Some(a.offset);
+            h.size = Some(a.size);
+            h.base_offsets = crossing;
+            h.score = 1.0 + h.base_offsets.len() as f64 / permitted as f64;
+            out.push(h);
+        }
+        // Every array of the struct the binary declares.
+        for u in uses {
+            let index_at = |base: u64| -> Vec<u64> {
+                (0..u.count.min(1 << 16))
+                    .filter(|i| crosses(base + u.offset + i * s.size + a.offset, a.size, line))
+                    .collect()
+            };
+            let indices = index_at(0);
+            let other: Vec<u64> = bases(u.parent_alignment, line)
+                .filter(|b| !index_at(*b).is_empty())
+                .collect();
+            if indices.is_empty() && other.is_empty() {
+                continue;
+            }
+            let container = u.parent.clone().unwrap_or_else(|| u.name.clone());
+            let what = match &u.parent {
+                Some(p) => format!("the parent `{p}`"),
+                None => format!("the array `{}`", u.name),
+            };
+            let message = if !indices.is_empty() {
+                let first = format!("{}[{}].{}", u.name, indices[0], a.path);
+                format!(
+                    "{first} crosses a {line}-byte line when {what} is {line}-byte aligned; elements {} of {} cross",
+                    list(&indices),
+                    u.count
+                )
+            } else {
+                format!(
+                    "{}[].{} crosses a {line}-byte line for some elements when {what} sits at base offsets {} (mod {line}) its alignment of {} permits",
+                    u.name,
+                    a.path,
+                    list(&other),
+                    u.parent_alignment
+                )
+            };
+            let mut h = Hazard::new(
+                HazardKind::SplitLockRisk,
+                if indices.is_empty() {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                },
+                s,
+                message,
+            );
+            h.member = Some(a.path.clone());
+            h.offset = Some(a.offset);
+            h.size = Some(a.size);
+            h.container = Some(container);
+            h.array = Some(u.name.clone());
+            h.array_offset = Some(u.offset);
+            h.score = 2.0 + indices.len() as f64;
+            h.indices = indices;
+            h.base_offsets = other;
+            out.push(h);
+        }
+    }
+}
+
+fn misaligned(s: &StructLayout, out: &mut Vec<Hazard>) {
+    for m in &s.members {
+        if m.bit_size.is_some() || m.alignment <= 1 || m.offset % m.alignment == 0 {
+            continue;
+        }
+        let dims: String = m.array.iter().map(|d| format!("[{d}]")).collect();
+        let name = if m.name.is_empty() {
+            m.type_name.clone()
+        } else {
+            m.name.clone()
+        };
+        let mut h = Hazard::new(
+            HazardKind::Misaligned,
+            Severity::Warning,
+            s,
+            format!(
+                "{name} ({}{dims}, {} bytes) at offset {} is not {}-byte aligned ({} bytes past)",
+                m.type_name,
+                m.size,
+                m.offset,
+                m.alignment,
+                m.offset % m.alignment
+            ),
+        );
+        h.member = Some(name);
+        h.offset = Some(m.offset);
+        h.size = Some(m.size);
+        h.score = m.alignment as f64;
+        out.push(h);
+    }
+}
+
+fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
+    if s.sync_members.is_empty() {
+        return;
+    }
+    let last_line = s.size.saturating_sub(1) / line;
+    for l in 0..=last_line {
+        let (start, end) = (l * line, (l + 1) * line);
+        let sync: Vec<&super::SyncMember> = s
+            .sync_members
+            .iter()
+            .filter(|a| a.offset < end && a.offset + a.size.max(1) > start)
+            .collect();
+        if sync.is_empty() {
+            continue;
+        }
+        let others: Vec<String> = s
+            .members
+            .iter()
+            .filter(|m| m.sync.is_none() && m.offset < end && m.offset + m.size.max(1) > start)
+            .filter(|m| {
+                // A struct member that merely contains the atomics is not "other".
+                !sync.iter().any(|a| {
+                    a.path.starts_with(&format!("{}.", m.name))
+                        || a.path.starts_with(&format!("{}[", m.name))
+                })
+            })
+            .map(|m| {
+                if m.name.is_empty() {
+                    m.type_name.clone()
+                } else {
+                    m.name.clone()
+                }
+            })
+            .collect();
+        if sync.len() < 2 && others.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = sync
+            .iter()
+            .map(|a| format!("{} (offset {})", a.path, a.offset))
+            .collect();
+        let message = if sync.len() >= 2 {
+            format!(
+                "{} atomics/locks share line {l} (bytes {start}–{}): {}{}",
+                sync.len(),
+                end - 1,
+                names.join(", "),
+                if others.is_empty() {
+                    String::new()
+                } else {
+                    format!("; with {}", others.join(", "))
+                }
+            )
+        } else {
+            format!(
+                "{} shares line {l} (bytes {start}–{}) with {} other member(s): {}",
+                names[0],
+                end - 1,
+                others.len(),
+                others.join(", ")
+            )
+        };
+        let mut h = Hazard::new(
+            HazardKind::FalseSharing,
+            if sync.len() >= 2 {
+                Severity::Warning
+            } else {
+                Severity::Note
+            },
+            s,
+            message,
+        );
+        h.line_index = Some(l);
+        h.offset = Some(sync[0].offset);
+        h.members = sync.iter().map(|a| a.path.clone()).chain(others).collect();
+        h.score = sync.len() as f64;
+        out.push(h);
+    }
+}
+
+/// Share of elements of an array (line-aligned start) that touch more lines than needed.
+pub fn straddle_share(size: u64, line: u64) -> (u64, u64) {
+    if size == 0 {
+        return (0, 1);
+    }
+    let period = line / gcd(size % line, line).max(1);
+    let needed = size.div_ceil(line);
+    let straddling = (0..period)
+        .filter(|i| {
+            let start = (i * size) % line;
+            (start + size).div_ceil(line) > needed
+        })
+        .count() as u64;
+    (straddling, period)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn element_straddle(s: &StructLayout, uses: &[&ArrayUse], line: u64, out: &mut Vec<Hazard>) {
+    if uses.is_empty() {
+        return;
+    }
+    let (straddling, period) = straddle_share(s.size, line);
+    if straddling == 0 {
+        return;
+    }
+    let share = straddling as f64 / period as f64;
+    let arrays: Vec<String> = uses
+        .iter()
+        .map(|u| match &u.parent {
+            Some(p) => format!("{p}.{}[{}]", u.name, u.count),
+            None => format!("{}[{}]", u.name, u.count),
+        })
+        .collect();
+    let mut h = Hazard::new(
+        HazardKind::ElementStraddle,
+        Severity::Note,
+        s,
+        format!(
+            "{} of every {period} elements ({:.1}%) of a {line}-byte-aligned array straddle a line: size {} is not a divisor or multiple of {line}; arrays: {}",
+            straddling,
+            share * 100.0,
+            s.size,
+            arrays.join(", ")
+        ),
+    );
+    h.share = Some(share);
+    h.size = Some(s.size);
+    h.score = share;
+    out.push(h);
+}
+
+fn holes(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
+    let wasted = s.summary.sum_holes + s.summary.padding;
+    if wasted == 0 {
+        return;
+    }
+    let Some(r) = suggest::reorder(s, line, false) else {
+        return;
+    };
+    if r.new_size >= s.size {
+        return;
+    }
+    let saved = s.size - r.new_size;
+    let mut h = Hazard::new(
+        HazardKind::Holes,
+        Severity::Note,
+        s,
+        format!(
+            "{} hole(s) of {} bytes in all and {} bytes of padding; reordering saves {saved} bytes ({} → {})",
+            s.summary.holes, s.summary.sum_holes, s.summary.padding, s.size, r.new_size
+        ),
+    );
+    h.bytes = Some(saved);
+    h.size = Some(s.size);
+    h.score = saved as f64;
+    out.push(h);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn straddle_shares() {
+        assert_eq!(straddle_share(24, 64), (2, 8));
+        assert_eq!(straddle_share(16, 64), (0, 4));
+        assert_eq!(straddle_share(128, 64), (0, 1));
+        assert_eq!(straddle_share(13, 64), (12, 64));
+    }
+
+    #[test]
+    fn crossing() {
+        assert!(crosses(60, 8, 64));
+        assert!(!crosses(56, 8, 64));
+        assert_eq!(bases(16, 64).collect::<Vec<_>>(), vec![0, 16, 32, 48]);
+        assert_eq!(bases(128, 64).collect::<Vec<_>>(), vec![0]);
+    }
+}
