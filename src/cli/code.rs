@@ -43,7 +43,9 @@ impl CodeArgs {
         let functions = self
             .functions
             .as_deref()
-            .map(|re| regex::Regex::new(re).with_context(|| format!("bad --functions regex {re:?}")))
+            .map(|re| {
+                regex::Regex::new(re).with_context(|| format!("bad --functions regex {re:?}"))
+            })
             .transpose()?;
         Ok(CodeOptions {
             binary: self.binary.clone(),

@@ -12,11 +12,12 @@ pub fn demangle(symbol: &str) -> String {
     if let Ok(rust) = rustc_demangle::try_demangle(symbol) {
         return format!("{rust:#}");
     }
-    let itanium = symbol.strip_prefix('_').filter(|s| s.starts_with("_Z")).unwrap_or(symbol);
+    let itanium = symbol
+        .strip_prefix('_')
+        .filter(|s| s.starts_with("_Z"))
+        .unwrap_or(symbol);
     match cpp_demangle::Symbol::new(itanium) {
-        Ok(parsed) => parsed
-            .demangle()
-            .unwrap_or_else(|_| symbol.to_string()),
+        Ok(parsed) => parsed.demangle().unwrap_or_else(|_| symbol.to_string()),
         Err(_) => symbol.to_string(),
     }
 }
@@ -27,7 +28,10 @@ mod tests {
 
     #[test]
     fn cpp_rust_and_c() {
-        assert_eq!(demangle("_ZNK2ns6Widget4areaEv"), "ns::Widget::area() const");
+        assert_eq!(
+            demangle("_ZNK2ns6Widget4areaEv"),
+            "ns::Widget::area() const"
+        );
         assert_eq!(demangle("_Z3fooi"), "foo(int)");
         assert_eq!(
             demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE"),

@@ -258,7 +258,10 @@ mod tests {
             d.changes.iter().map(|c| (c.name.as_str(), c)).collect();
         assert!(!by.contains_key("same"));
         assert_eq!(by["moved"].reasons, vec![ChangeReason::OffsetMoved]);
-        assert_eq!((by["moved"].old.line_offset, by["moved"].new.line_offset), (0, 0x10));
+        assert_eq!(
+            (by["moved"].old.line_offset, by["moved"].new.line_offset),
+            (0, 0x10)
+        );
         assert_eq!(
             by["straddles"].reasons,
             vec![ChangeReason::OffsetMoved, ChangeReason::NewStraddle]

@@ -125,7 +125,7 @@ fn fusible(first: &Instruction) -> bool {
         }
     }
     let rip_relative = memory && matches!(first.memory_base(), Register::RIP | Register::EIP);
-    !(memory && immediate) && !rip_relative
+    !(rip_relative || (memory && immediate))
 }
 
 fn spot_kind(instruction: &Instruction) -> Option<SpotKind> {
@@ -138,7 +138,9 @@ fn spot_kind(instruction: &Instruction) -> Option<SpotKind> {
         {
             Some(SpotKind::Jmp)
         }
-        FlowControl::Call | FlowControl::IndirectCall if instruction.mnemonic() == Mnemonic::Call => {
+        FlowControl::Call | FlowControl::IndirectCall
+            if instruction.mnemonic() == Mnemonic::Call =>
+        {
             Some(SpotKind::Call)
         }
         FlowControl::Return if instruction.mnemonic() == Mnemonic::Ret => Some(SpotKind::Ret),
@@ -277,7 +279,10 @@ mod tests {
         assert_eq!((l.line_offset, l.window_offset, l.windows), (0x3d, 0x1d, 2));
         assert_eq!(scan.spots.len(), 1);
         let s = &scan.spots[0];
-        assert_eq!((s.address, s.length, s.kind), (base + 7, 4, SpotKind::FusedJcc));
+        assert_eq!(
+            (s.address, s.length, s.kind),
+            (base + 7, 4, SpotKind::FusedJcc)
+        );
         assert_eq!(s.boundary, Boundary::Crosses);
         assert!(s.text.as_deref().unwrap().contains("cmp"), "{:?}", s.text);
     }

@@ -150,7 +150,8 @@ pub fn check_header(data: &[u8]) -> Result<()> {
 /// before anything costly happens.
 pub fn read<'a>(data: &'a [u8], keep: &dyn Fn(&str) -> bool) -> Result<ElfImage<'a>> {
     check_header(data)?;
-    let file = object::File::parse(data).map_err(|e| anyhow::anyhow!("not a valid ELF file: {e}"))?;
+    let file =
+        object::File::parse(data).map_err(|e| anyhow::anyhow!("not a valid ELF file: {e}"))?;
     let kind = match file.kind() {
         object::ObjectKind::Executable => "executable",
         object::ObjectKind::Dynamic => "shared object or PIE",
@@ -249,7 +250,12 @@ pub fn read<'a>(data: &'a [u8], keep: &dyn Fn(&str) -> bool) -> Result<ElfImage<
     if kind == "relocatable object" {
         let weak: Vec<&str> = sections
             .iter()
-            .filter(|s| s.align < 64 && functions.iter().any(|f| sections[f.section].index == s.index))
+            .filter(|s| {
+                s.align < 64
+                    && functions
+                        .iter()
+                        .any(|f| sections[f.section].index == s.index)
+            })
             .map(|s| s.name.as_str())
             .collect();
         warnings.push(
@@ -305,6 +311,9 @@ mod tests {
         header[0x3a] = 64;
         header[0x3c] = 1;
         let cut = check_header(&header).unwrap_err().to_string();
-        assert!(cut.starts_with("truncated ELF file: the section headers"), "{cut}");
+        assert!(
+            cut.starts_with("truncated ELF file: the section headers"),
+            "{cut}"
+        );
     }
 }

@@ -170,7 +170,11 @@ pub fn analyze(
                 entry_near_window_end,
                 loops: scan.loops.clone(),
                 jcc_spot_count: scan.spots.len(),
-                jcc_spots: if with_text { scan.spots.clone() } else { Vec::new() },
+                jcc_spots: if with_text {
+                    scan.spots.clone()
+                } else {
+                    Vec::new()
+                },
                 invalid_bytes: scan.invalid_bytes,
                 hot_share: None,
                 hazard_score: 0,

@@ -130,7 +130,10 @@ mod tests {
         assert_eq!((p.extra_lines, p.extra_windows), (0, 1));
         let p = Placement::of(0x401034, 20, g);
         assert_eq!((p.line_offset, p.window_offset), (0x34, 0x14));
-        assert_eq!((p.lines, p.windows, p.extra_lines, p.extra_windows), (2, 2, 1, 1));
+        assert_eq!(
+            (p.lines, p.windows, p.extra_lines, p.extra_windows),
+            (2, 2, 1, 1)
+        );
         assert!(near_end(0x401034, 32) && near_end(0x401034, 64));
         assert!(!near_end(0x401024, 64) && near_end(0x401030, 64));
         assert!(!near_end(0x40100f, 32) && near_end(0x401010, 32) && near_end(0x40101f, 32));

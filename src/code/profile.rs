@@ -305,7 +305,10 @@ bench 123 1.001: 1 cycles:\n\t5555 [unknown] ([unknown])\n\n";
         assert_eq!(clean_name("f'2"), "f");
         assert_eq!(clean_name("f+0x1a"), "f");
         assert_eq!(base_name("ns::f(int)"), "ns::f");
-        assert_eq!(base_name("(anonymous namespace)::g(long)"), "(anonymous namespace)::g");
+        assert_eq!(
+            base_name("(anonymous namespace)::g(long)"),
+            "(anonymous namespace)::g"
+        );
         assert_eq!(base_name("plain"), "plain");
     }
 }

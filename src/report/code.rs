@@ -152,7 +152,11 @@ fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {
             f.placement.lines.to_string(),
             f.placement.windows.to_string(),
             if straddling > 0 {
-                paint(&format!("{} ({straddling} straddle)", f.loops.len()), "33", color)
+                paint(
+                    &format!("{} ({straddling} straddle)", f.loops.len()),
+                    "33",
+                    color,
+                )
             } else {
                 f.loops.len().to_string()
             },
@@ -224,7 +228,14 @@ fn loop_table(functions: &[Function], limit: usize, g: crate::code::placement::G
 }
 
 fn spot_list(functions: &[Function]) -> String {
-    let mut table = Table::new(&["address", "function", "kind", "boundary", "bytes", "instruction"]);
+    let mut table = Table::new(&[
+        "address",
+        "function",
+        "kind",
+        "boundary",
+        "bytes",
+        "instruction",
+    ]);
     let mut any = false;
     for f in functions {
         for s in &f.jcc_spots {
@@ -270,7 +281,15 @@ fn render_diff(diff: &Diff, hot: bool, limit: usize, color: bool) -> String {
         header.push("hot");
     }
     header.extend([
-        "function", "old address", "new address", "off64", "off32", "lines", "windows", "loops", "why",
+        "function",
+        "old address",
+        "new address",
+        "off64",
+        "off32",
+        "lines",
+        "windows",
+        "loops",
+        "why",
     ]);
     let mut table = Table::new(&header);
     let shown = taken(diff.changes.len(), limit);
@@ -287,7 +306,10 @@ fn render_diff(diff: &Diff, hot: bool, limit: usize, color: bool) -> String {
             }
         };
         let why: Vec<&str> = c.reasons.iter().map(|r| r.label()).collect();
-        let hazard = c.reasons.iter().any(|r| *r != crate::code::diff::ChangeReason::OffsetMoved);
+        let hazard = c
+            .reasons
+            .iter()
+            .any(|r| *r != crate::code::diff::ChangeReason::OffsetMoved);
         row.extend([
             short(&c.name, 48),
             hex(c.old.address),
