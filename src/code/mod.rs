@@ -121,7 +121,7 @@ pub fn analyze(
         })
         .collect();
     let missing = std::sync::atomic::AtomicUsize::new(0);
-    let scans: Vec<Scan> = ranges
+    let mut scans: Vec<Scan> = ranges
         .par_iter()
         .map(|&(section, address, size)| {
             let s = &image.sections[section];
@@ -153,12 +153,22 @@ pub fn analyze(
         ));
     }
 
+    // Aliases share a range: the last user of a scan takes it, others clone.
+    let mut users = vec![0usize; scans.len()];
+    for &slot in &slots {
+        users[slot] += 1;
+    }
     let functions = image
         .functions
         .into_iter()
         .zip(slots)
         .map(|(raw, slot)| {
-            let scan = &scans[slot];
+            users[slot] -= 1;
+            let scan = if users[slot] == 0 {
+                std::mem::take(&mut scans[slot])
+            } else {
+                scans[slot].clone()
+            };
             let placement = Placement::of(raw.address, raw.size, geometry);
             let entry_near_window_end = raw.size > 0 && near_end(raw.address, geometry.window);
             let mut f = Function {
