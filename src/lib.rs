@@ -4,6 +4,7 @@
 //! See DESIGN.md for the verbs and how the modules fit together.
 
 pub mod cli;
+pub mod code;
 pub mod compare;
 pub mod probe;
 pub mod report;

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per verb, each with its argument struct and
 //! the glue that calls the library and prints. Nothing here computes results.
 
+pub mod code;
 pub mod compare;
 pub mod demo;
 pub mod output;
@@ -21,12 +22,14 @@ pub struct Cli {
 pub enum Verb {
     /// Do two commands differ in speed? An interleaved A/B run with an anytime-valid verdict.
     Compare(Box<compare::CompareArgs>),
+    /// Where every function and loop lands: cache lines, DSB windows, JCC-erratum spots, what moved.
+    Code(code::CodeArgs),
+    /// Data layout from DWARF: pahole-style layouts, split-lock, misalignment and false-sharing hazards.
+    Structs(structs::StructsArgs),
     /// How much does this machine punish misalignment? Split locks, misaligned loads, code offset, TLB, list nodes.
     Probe(probe::ProbeArgs),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
-    /// Data layout from DWARF: pahole-style layouts, split-lock, misalignment and false-sharing hazards.
-    Structs(structs::StructsArgs),
 }
 
 /// Process exit codes (documented in README.md).
@@ -49,6 +52,7 @@ pub mod exit {
 /// Run the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.verb {
+        Verb::Code(args) => code::run(args),
         Verb::Compare(args) => compare::run(*args),
         Verb::Probe(args) => probe::run(args),
         Verb::Demo(args) => demo::run(args),

@@ -1,0 +1,92 @@
+//! `ghostbench code`: arguments, and the glue to `code::run` and the reports.
+
+use super::exit;
+use super::output::OutputArgs;
+use crate::code::placement::Geometry;
+use crate::code::{self, CodeOptions, CodeReport};
+use crate::report::{self, json};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct CodeArgs {
+    /// The x86-64 ELF binary, shared object or object file to analyse.
+    pub binary: PathBuf,
+    /// Only functions whose demangled name matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub functions: Option<String>,
+    /// Rank functions by a profile: a callgrind or cachegrind output file, or `perf script` text.
+    #[arg(long, value_name = "PROFILE")]
+    pub hot: Option<PathBuf>,
+    /// Compare with another build of the same program: list the functions whose placement changed.
+    #[arg(long, value_name = "OTHER")]
+    pub diff: Option<PathBuf>,
+    /// Cache-line size in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64)]
+    pub line: u64,
+    /// DSB (uop-cache) window size in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 32)]
+    pub window: u64,
+    /// List every JCC-erratum spot (with its disassembly) of the listed functions.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Rows in each terminal table; 0 lists all (the JSON always has all).
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl CodeArgs {
+    pub fn to_options(&self) -> Result<CodeOptions> {
+        let functions = self
+            .functions
+            .as_deref()
+            .map(|re| {
+                regex::Regex::new(re).with_context(|| format!("bad --functions regex {re:?}"))
+            })
+            .transpose()?;
+        Ok(CodeOptions {
+            binary: self.binary.clone(),
+            functions,
+            hot: self.hot.clone(),
+            diff: self.diff.clone(),
+            geometry: Geometry::new(self.line, self.window)?,
+            verbose: self.verbose,
+            limit: self.limit,
+        })
+    }
+}
+
+pub fn run(args: CodeArgs) -> Result<i32> {
+    let options = args.to_options()?;
+    let report = code::run(&options)?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    print!(
+        "{}",
+        report::code::render(&report, options.verbose, options.limit, args.output.color())
+    );
+    write_outputs(&report, &options, &args.output)?;
+    // The process ends next: freeing a report of a large binary (hundreds of
+    // thousands of small allocations) would only add time.
+    std::mem::forget(report);
+    Ok(exit::OK)
+}
+
+fn write_outputs(report: &CodeReport, options: &CodeOptions, output: &OutputArgs) -> Result<()> {
+    if let Some(path) = &output.json {
+        json::write(report, path)?;
+    }
+    if let Some(path) = &output.markdown {
+        let text = format!(
+            "```\n{}```\n",
+            report::code::render(report, options.verbose, options.limit, false)
+        );
+        json::write_atomically(path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
