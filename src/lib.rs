@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod layout;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod layout;
 pub mod output;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +20,8 @@ pub struct Cli {
 pub enum Verb {
     /// Do two commands differ in speed? An interleaved A/B run with an anytime-valid verdict.
     Compare(Box<compare::CompareArgs>),
+    /// Is the difference between builds real, or a layout artifact? Rebuilds each side under many layouts.
+    Layout(Box<layout::LayoutArgs>),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
 }
@@ -33,6 +36,8 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A benchmarked command failed (non-zero exit, crash, timeout, no metric); partial results were written.
     pub const RUN_FAILED: i32 = 3;
+    /// `layout`: too few layout variants built (the failing command and its output are printed); partial results were written.
+    pub const BUILD_FAILED: i32 = 4;
     /// Ctrl-C; partial results were written.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -41,6 +46,7 @@ pub mod exit {
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.verb {
         Verb::Compare(args) => compare::run(*args),
+        Verb::Layout(args) => layout::run(*args),
         Verb::Demo(args) => demo::run(args),
     };
     match result {

@@ -3,6 +3,7 @@
 
 pub mod format;
 pub mod json;
+pub mod layout;
 pub mod markdown;
 pub mod table;
 pub mod terminal;

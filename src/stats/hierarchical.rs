@@ -177,7 +177,11 @@ fn resampled(runs: &[f64], estimator: Estimator, scratch: &mut [f64], rng: &mut 
 /// Coefficient of variation of per-variant estimates (sample sd / mean).
 /// NaN with fewer than 2 finite values or a non-positive mean.
 pub fn spread_cv(estimates: &[f64]) -> f64 {
-    let xs: Vec<f64> = estimates.iter().copied().filter(|x| x.is_finite()).collect();
+    let xs: Vec<f64> = estimates
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
     if xs.len() < 2 {
         return f64::NAN;
     }
