@@ -419,7 +419,7 @@ mod tests {
         assert_eq!(argv[0], "sh");
         assert_eq!(
             argv[2],
-            "cc -falign-functions=32 -falign-loops=32 x.c -o '/w/b 1/bin' && echo ok"
+            "cc '-falign-functions=32' '-falign-loops=32' x.c -o '/w/b 1/bin' && echo ok"
         );
     }
 
