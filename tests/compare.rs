@@ -447,18 +447,6 @@ fn markdown_report_is_a_table() {
     assert!(text.contains("**SLOWER**"), "{text}");
 }
 
-#[test]
-fn demo_runs_compare_on_embedded_commands() {
-    let _timing = timing_lock();
-    ghostbench()
-        .args(["demo", "--quiet", "--color", "never"])
-        .assert()
-        .success()
-        .stdout(predicates::str::contains("loop-20k"))
-        .stdout(predicates::str::is_match("(?m)^(FASTER|SLOWER|SAME|UNKNOWN) ").unwrap())
-        .stdout(predicates::str::contains("arrives with the `layout` verb"));
-}
-
 fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))

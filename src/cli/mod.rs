@@ -4,6 +4,7 @@
 pub mod code;
 pub mod compare;
 pub mod demo;
+pub mod layout;
 pub mod output;
 pub mod probe;
 pub mod structs;
@@ -22,6 +23,8 @@ pub struct Cli {
 pub enum Verb {
     /// Do two commands differ in speed? An interleaved A/B run with an anytime-valid verdict.
     Compare(Box<compare::CompareArgs>),
+    /// Is the difference between builds real, or a layout artifact? Rebuilds each side under many layouts.
+    Layout(Box<layout::LayoutArgs>),
     /// Where every function and loop lands: cache lines, DSB windows, JCC-erratum spots, what moved.
     Code(code::CodeArgs),
     /// Data layout from DWARF: pahole-style layouts, split-lock, misalignment and false-sharing hazards.
@@ -45,6 +48,8 @@ pub mod exit {
     pub const RUN_FAILED: i32 = 3;
     /// `structs`: the binary has no DWARF debug info (build with -g).
     pub const NO_DEBUG_INFO: i32 = 4;
+    /// `layout`: too few layout variants built (the failing command and its output are printed); partial results were written.
+    pub const BUILD_FAILED: i32 = 5;
     /// Ctrl-C; partial results were written.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -55,6 +60,7 @@ pub fn run(cli: Cli) -> i32 {
         Verb::Code(args) => code::run(args),
         Verb::Compare(args) => compare::run(*args),
         Verb::Probe(args) => probe::run(args),
+        Verb::Layout(args) => layout::run(*args),
         Verb::Demo(args) => demo::run(args),
         Verb::Structs(args) => structs::run(args),
     };

@@ -4,6 +4,7 @@
 pub mod code;
 pub mod format;
 pub mod json;
+pub mod layout;
 pub mod markdown;
 pub mod probe;
 pub mod sarif;

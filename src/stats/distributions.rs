@@ -60,6 +60,18 @@ pub(super) fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
     }
 }
 
+/// The p-quantile of Student's t with `df` degrees of freedom. NaN when p is
+/// outside (0, 1) or df is invalid.
+pub(super) fn student_t_quantile(p: f64, df: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0) || df.is_nan() || df <= 0.0 {
+        return f64::NAN;
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(distribution) => distribution.inverse_cdf(p),
+        Err(_) => f64::NAN,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +89,9 @@ mod tests {
         );
         // scipy 1.17.1: 2 * t.sf(2.0, 10) = 0.07338803477074037
         assert!((student_t_two_sided_p(2.0, 10.0) - 0.07338803477074037).abs() < 1e-12);
+        // scipy: t.ppf(0.975, 7) = 2.3646242510102993
+        assert!((student_t_quantile(0.975, 7.0) - 2.3646242510102993).abs() < 1e-6);
+        assert!(student_t_quantile(1.5, 7.0).is_nan());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 pub mod bootstrap;
 pub mod descriptive;
 mod distributions;
+pub mod hierarchical;
 pub mod mann_whitney;
 pub mod multiple;
 pub mod sequential;

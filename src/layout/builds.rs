@@ -1,0 +1,440 @@
+//! Builds: template substitution, the build cache, and parallel builds.
+//!
+//! A template is split shell-style into words first; placeholders are then
+//! substituted inside the words, so nothing reaches a shell unless `--shell`
+//! asks for one. A word that is exactly `{cflags}` or `{ldflags}` expands to
+//! one word per flag (none when empty); elsewhere a placeholder is replaced by
+//! its text (flags joined by spaces). With `--shell`, the values are quoted
+//! and the text runs under `sh -c`.
+//!
+//! The cache: each build's inputs (argv with its own directory written as
+//! `{dir}`, the exported flags, the compiler's identity and the contents of
+//! every existing file the argv names) hash to a key. A directory whose key
+//! file matches and whose output exists is reused; jobs with equal keys in
+//! one experiment are built once and copied.
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::Instant;
+
+/// The values of one (build, variant)'s placeholders.
+#[derive(Debug, Clone)]
+pub struct Placeholders {
+    pub cflags: Vec<String>,
+    pub ldflags: Vec<String>,
+    pub out: PathBuf,
+    pub dir: PathBuf,
+}
+
+/// Substitute placeholders into a template: the argv to exec.
+pub fn substitute(template: &str, shell: bool, values: &Placeholders) -> Result<Vec<String>> {
+    let text_of = |flags: &[String]| flags.join(" ");
+    if shell {
+        let quote = |flags: &[String]| {
+            flags
+                .iter()
+                .map(|f| quoted(f))
+                .collect::<Result<Vec<_>>>()
+                .map(|q| q.join(" "))
+        };
+        let text = template
+            .replace("{cflags}", &quote(&values.cflags)?)
+            .replace("{ldflags}", &quote(&values.ldflags)?)
+            .replace("{out}", &quoted(&values.out.display().to_string())?)
+            .replace("{dir}", &quoted(&values.dir.display().to_string())?);
+        return Ok(vec!["sh".into(), "-c".into(), text]);
+    }
+    let words = crate::run::command::split_words(template)?;
+    let mut argv = Vec::with_capacity(words.len());
+    for word in words {
+        match word.as_str() {
+            "{cflags}" => argv.extend(values.cflags.iter().cloned()),
+            "{ldflags}" => argv.extend(values.ldflags.iter().cloned()),
+            _ => argv.push(
+                word.replace("{cflags}", &text_of(&values.cflags))
+                    .replace("{ldflags}", &text_of(&values.ldflags))
+                    .replace("{out}", &values.out.display().to_string())
+                    .replace("{dir}", &values.dir.display().to_string()),
+            ),
+        }
+    }
+    if argv.is_empty() {
+        bail!("template {template:?} is empty after substitution");
+    }
+    Ok(argv)
+}
+
+fn quoted(text: &str) -> Result<String> {
+    shlex::try_quote(text)
+        .map(|q| q.into_owned())
+        .with_context(|| format!("cannot quote {text:?} for the shell"))
+}
+
+/// One build to make.
+#[derive(Debug, Clone)]
+pub struct BuildJob {
+    pub build: usize,
+    pub seed: u64,
+    pub dir: PathBuf,
+    pub out: PathBuf,
+    pub argv: Vec<String>,
+    /// CFLAGS, CXXFLAGS and LDFLAGS, with the variant's flags appended.
+    pub env: Vec<(String, String)>,
+    pub key: u64,
+}
+
+impl BuildJob {
+    pub fn new(build: usize, seed: u64, argv: Vec<String>, values: &Placeholders) -> BuildJob {
+        let append = |name: &str, extra: &[String]| {
+            let mut value = std::env::var(name).unwrap_or_default();
+            for flag in extra {
+                if !value.is_empty() {
+                    value.push(' ');
+                }
+                value.push_str(flag);
+            }
+            (name.to_string(), value)
+        };
+        let env = vec![
+            append("CFLAGS", &values.cflags),
+            append("CXXFLAGS", &values.cflags),
+            append("LDFLAGS", &values.ldflags),
+        ];
+        let key = cache_key(&argv, &env, &values.dir, &values.out);
+        BuildJob {
+            build,
+            seed,
+            dir: values.dir.clone(),
+            out: values.out.clone(),
+            argv,
+            env,
+            key,
+        }
+    }
+
+    /// The command as one line, for messages.
+    pub fn command_line(&self) -> String {
+        shlex::try_join(self.argv.iter().map(String::as_str))
+            .unwrap_or_else(|_| self.argv.join(" "))
+    }
+}
+
+/// What happened to one build.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildResult {
+    pub build: usize,
+    pub seed: u64,
+    pub ok: bool,
+    /// Taken from the cache or from an identical build in this experiment.
+    pub reused: bool,
+    pub seconds: f64,
+    pub command: String,
+    pub error: Option<String>,
+    /// The last lines of the build's output, on failure.
+    pub output_tail: Vec<String>,
+}
+
+const KEY_FILE: &str = ".ghostbench-key";
+
+/// Make every job, at most `parallel` at a time, reusing identical inputs.
+/// `on_done` is called on the calling thread after each job.
+pub fn run_all(
+    jobs: &[BuildJob],
+    parallel: usize,
+    rebuild: bool,
+    on_done: &mut dyn FnMut(&BuildResult),
+) -> Vec<BuildResult> {
+    // The first job of each key builds; the others copy its output.
+    let mut leader: HashMap<u64, usize> = HashMap::new();
+    let mut followers: Vec<(usize, usize)> = Vec::new();
+    let mut queue = VecDeque::new();
+    for (i, job) in jobs.iter().enumerate() {
+        match leader.get(&job.key) {
+            Some(&l) => followers.push((i, l)),
+            None => {
+                leader.insert(job.key, i);
+                queue.push_back(i);
+            }
+        }
+    }
+    let mut results: Vec<Option<BuildResult>> = vec![None; jobs.len()];
+    let queue = Mutex::new(queue);
+    let (sender, receiver) = mpsc::channel::<(usize, BuildResult)>();
+    std::thread::scope(|scope| {
+        for _ in 0..parallel.max(1) {
+            let sender = sender.clone();
+            let queue = &queue;
+            scope.spawn(move || loop {
+                let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
+                let Some(i) = next else { break };
+                if sender.send((i, build_one(&jobs[i], rebuild))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        for (i, result) in receiver {
+            on_done(&result);
+            results[i] = Some(result);
+        }
+    });
+    for (i, l) in followers {
+        let source = results[l].clone();
+        let result = match source {
+            Some(r) if r.ok => copy_build(&jobs[l], &jobs[i]),
+            Some(r) => BuildResult {
+                build: jobs[i].build,
+                seed: jobs[i].seed,
+                reused: true,
+                command: jobs[i].command_line(),
+                ..r
+            },
+            None => failed(&jobs[i], 0.0, "not built".into(), Vec::new()),
+        };
+        on_done(&result);
+        results[i] = Some(result);
+    }
+    results
+        .into_iter()
+        .zip(jobs)
+        .map(|(r, job)| r.unwrap_or_else(|| failed(job, 0.0, "not built".into(), Vec::new())))
+        .collect()
+}
+
+fn failed(job: &BuildJob, seconds: f64, error: String, output_tail: Vec<String>) -> BuildResult {
+    BuildResult {
+        build: job.build,
+        seed: job.seed,
+        ok: false,
+        reused: false,
+        seconds,
+        command: job.command_line(),
+        error: Some(error),
+        output_tail,
+    }
+}
+
+fn succeeded(job: &BuildJob, seconds: f64, reused: bool) -> BuildResult {
+    BuildResult {
+        build: job.build,
+        seed: job.seed,
+        ok: true,
+        reused,
+        seconds,
+        command: job.command_line(),
+        error: None,
+        output_tail: Vec::new(),
+    }
+}
+
+fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
+    let started = Instant::now();
+    let key_path = job.dir.join(KEY_FILE);
+    let key_text = format!("{:016x}", job.key);
+    if !rebuild
+        && job.out.exists()
+        && std::fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key_text)
+    {
+        return succeeded(job, 0.0, true);
+    }
+    if let Err(e) = std::fs::create_dir_all(&job.dir) {
+        return failed(
+            job,
+            0.0,
+            format!("cannot create {}: {e}", job.dir.display()),
+            Vec::new(),
+        );
+    }
+    let _ = std::fs::remove_file(&key_path);
+    let _ = std::fs::remove_file(&job.out);
+    let mut command = Command::new(&job.argv[0]);
+    command
+        .args(&job.argv[1..])
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null());
+    let output = match command.output() {
+        Ok(output) => output,
+        Err(e) => {
+            return failed(
+                job,
+                started.elapsed().as_secs_f64(),
+                format!("cannot run {:?}: {e}", job.argv[0]),
+                Vec::new(),
+            )
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mut tail = crate::run::spawn::last_lines(&output.stdout, 5);
+    tail.extend(crate::run::spawn::last_lines(&output.stderr, 15));
+    if !output.status.success() {
+        let how = match output.status.code() {
+            Some(code) => format!("build failed with exit code {code}"),
+            None => "build killed by a signal".to_string(),
+        };
+        return failed(job, seconds, how, tail);
+    }
+    if !job.out.exists() {
+        return failed(
+            job,
+            seconds,
+            format!(
+                "build succeeded but did not write {} (does the template use {{out}}?)",
+                job.out.display()
+            ),
+            tail,
+        );
+    }
+    let _ = std::fs::write(&key_path, key_text);
+    succeeded(job, seconds, false)
+}
+
+fn copy_build(from: &BuildJob, to: &BuildJob) -> BuildResult {
+    let copy = || -> Result<()> {
+        std::fs::create_dir_all(&to.dir)?;
+        let _ = std::fs::remove_file(&to.out);
+        std::fs::copy(&from.out, &to.out)?;
+        std::fs::write(to.dir.join(KEY_FILE), format!("{:016x}", to.key))?;
+        Ok(())
+    };
+    match copy() {
+        Ok(()) => succeeded(to, 0.0, true),
+        Err(e) => failed(
+            to,
+            0.0,
+            format!("cannot copy {}: {e}", from.out.display()),
+            Vec::new(),
+        ),
+    }
+}
+
+/// FNV-1a, 64 bit: a stable hash that does not depend on the Rust version.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        // A separator, so ["ab", "c"] and ["a", "bc"] differ.
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+}
+
+fn cache_key(argv: &[String], env: &[(String, String)], dir: &Path, out: &Path) -> u64 {
+    let dir_text = dir.display().to_string();
+    let mut hash = Fnv::default();
+    for word in argv {
+        hash.write(word.replace(&dir_text, "{dir}").as_bytes());
+    }
+    for (name, value) in env {
+        hash.write(name.as_bytes());
+        hash.write(value.replace(&dir_text, "{dir}").as_bytes());
+    }
+    // The compiler's identity: its resolved path, size and modification time.
+    if let Ok(program) = crate::run::command::resolve_program(&argv[0], std::env::var_os("PATH")) {
+        let program = std::fs::canonicalize(&program).unwrap_or(program);
+        hash.write(program.display().to_string().as_bytes());
+        if let Ok(meta) = std::fs::metadata(&program) {
+            hash.write(&meta.len().to_le_bytes());
+            if let Ok(modified) = meta.modified() {
+                hash.write(format!("{modified:?}").as_bytes());
+            }
+        }
+    }
+    // The contents of every input file the argv names (sources, objects, the pad).
+    for word in argv {
+        let path = Path::new(word);
+        if path == out || word.starts_with('-') {
+            continue;
+        }
+        if path.is_file() {
+            if let Ok(mut file) = std::fs::File::open(path) {
+                let mut bytes = Vec::new();
+                if file.read_to_end(&mut bytes).is_ok() {
+                    hash.write(&bytes);
+                }
+            }
+        }
+    }
+    hash.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values() -> Placeholders {
+        Placeholders {
+            cflags: vec!["-falign-functions=32".into(), "-falign-loops=32".into()],
+            ldflags: vec![],
+            out: PathBuf::from("/w/b 1/bin"),
+            dir: PathBuf::from("/w/b 1"),
+        }
+    }
+
+    #[test]
+    fn substitutes_into_words_without_a_shell() {
+        let argv = substitute(
+            "cc -O2 {cflags} x.c -o {out} {ldflags} -Wl,-Map={dir}/map",
+            false,
+            &values(),
+        )
+        .unwrap();
+        assert_eq!(
+            argv,
+            [
+                "cc",
+                "-O2",
+                "-falign-functions=32",
+                "-falign-loops=32",
+                "x.c",
+                "-o",
+                "/w/b 1/bin",
+                "-Wl,-Map=/w/b 1/map"
+            ]
+        );
+    }
+
+    #[test]
+    fn shell_mode_quotes_values() {
+        let argv = substitute("cc {cflags} x.c -o {out} && echo ok", true, &values()).unwrap();
+        assert_eq!(argv[0], "sh");
+        assert_eq!(
+            argv[2],
+            "cc '-falign-functions=32' '-falign-loops=32' x.c -o '/w/b 1/bin' && echo ok"
+        );
+    }
+
+    #[test]
+    fn keys_ignore_the_directory_but_not_the_flags() {
+        let v = values();
+        let mut w = values();
+        w.dir = PathBuf::from("/w/other");
+        w.out = PathBuf::from("/w/other/bin");
+        let template = "cc {cflags} x.c -o {out}";
+        let a = BuildJob::new(0, 1, substitute(template, false, &v).unwrap(), &v);
+        let b = BuildJob::new(0, 2, substitute(template, false, &w).unwrap(), &w);
+        assert_eq!(a.key, b.key);
+        w.cflags.clear();
+        let c = BuildJob::new(0, 3, substitute(template, false, &w).unwrap(), &w);
+        assert_ne!(a.key, c.key);
+    }
+}

@@ -1,0 +1,195 @@
+//! `layout`: rebuild each side under many layouts and tell real effects from
+//! layout artifacts (DESIGN.md §5).
+//!
+//! This module owns the options and the result types. Seeds → perturbations
+//! are in `variants`, templates, the cache and parallel builds in `builds`,
+//! and the run schedule and the analysis in `experiment`.
+
+pub mod builds;
+pub mod experiment;
+pub mod variants;
+
+use crate::run::environment::Environment;
+use crate::run::metric::{MetricSpec, Unit};
+use crate::run::RunRecord;
+use crate::stats::hierarchical::{Estimator, LayoutRatio};
+use crate::stats::verdict::Verdict;
+use builds::BuildResult;
+use serde::Serialize;
+use std::path::PathBuf;
+use variants::{Source, SourceStatus, Variant};
+
+pub use experiment::run;
+
+/// Version of the JSON document written by `--json` (docs/json-schema.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One `--build NAME=TEMPLATE`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSpec {
+    pub name: String,
+    pub template: String,
+}
+
+/// Everything `layout` needs, one field per option.
+#[derive(Debug, Clone)]
+pub struct LayoutOptions {
+    /// The first is the baseline.
+    pub builds: Vec<BuildSpec>,
+    pub run_template: String,
+    pub metrics: Vec<MetricSpec>,
+    pub higher_is_better: bool,
+    /// Layout variants per build, including the default layout (seed 0).
+    pub layouts: usize,
+    pub rounds: usize,
+    pub warmup: usize,
+    pub sources: Vec<Source>,
+    pub jobs: usize,
+    pub estimator: Estimator,
+    pub margin: f64,
+    pub alpha: f64,
+    pub shell: bool,
+    pub timeout: Option<std::time::Duration>,
+    pub pin: Option<usize>,
+    /// Ignore the build cache.
+    pub rebuild: bool,
+    /// Where `.ghostbench/work` lives (the current directory by default).
+    pub work_root: PathBuf,
+    pub seed: u64,
+    pub command_line: Vec<String>,
+}
+
+/// How the experiment ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Every build and run finished.
+    Finished,
+    /// Too few variants built; nothing was run.
+    BuildFailed,
+    /// A run failed; the runs so far are analysed.
+    RunFailed,
+    /// Ctrl-C; the runs so far are analysed.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub state: State,
+    pub message: Option<String>,
+    pub last_output: Vec<String>,
+}
+
+/// The settings that shaped the result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub run_template: String,
+    pub metrics: Vec<String>,
+    pub higher_is_better: bool,
+    pub layouts: usize,
+    pub rounds: usize,
+    pub warmup: usize,
+    pub jobs: usize,
+    pub estimator: Estimator,
+    pub margin: f64,
+    pub alpha: f64,
+    /// The confidence of every interval, after Bonferroni over metrics × comparisons.
+    pub confidence: f64,
+    pub shell: bool,
+    pub seed: u64,
+    pub work_dir: String,
+}
+
+/// One variant's estimate of one build and metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantValue {
+    pub seed: u64,
+    pub runs: usize,
+    pub estimate: f64,
+}
+
+/// A ratio B/A with its interval (the default-layout comparison).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RatioInterval {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A build against the baseline on one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Variant 0 alone: what a naive A/B would report.
+    pub default_ratio: Option<RatioInterval>,
+    pub default_verdict: Verdict,
+    /// Across layouts (hierarchical bootstrap).
+    pub controlled: Option<LayoutRatio>,
+    pub controlled_verdict: Verdict,
+    /// 95% of layout-only differences of a single-layout comparison stay below this (fraction).
+    pub smallest_trustworthy_effect: f64,
+    /// The final verdict, ARTIFACT included.
+    pub verdict: Verdict,
+    /// For ARTIFACT: the share of the default-layout difference that disappears (fraction).
+    pub artifact_share: Option<f64>,
+    pub sentence: String,
+    pub hint: Option<String>,
+}
+
+/// One cell row of the matrix: a build on a metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixRow {
+    pub build: String,
+    pub metric: String,
+    pub unit: Unit,
+    /// The estimate at the default layout (variant 0).
+    pub default_value: f64,
+    /// Coefficient of variation of the per-variant estimates.
+    pub spread_cv: f64,
+    pub variants: Vec<VariantValue>,
+    /// None for the baseline.
+    pub comparison: Option<Comparison>,
+}
+
+/// One measured or warm-up run, with the build and variant it belongs to.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayoutRun {
+    pub build: usize,
+    pub seed: u64,
+    #[serde(flatten)]
+    pub record: RunRecord,
+}
+
+/// Where the time went.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Timing {
+    pub build_s: f64,
+    pub run_s: f64,
+    pub total_s: f64,
+}
+
+/// The whole result of `layout`, as written to `--json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayoutReport {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub builds: Vec<BuildSpec>,
+    pub settings: Settings,
+    pub sources: Vec<SourceStatus>,
+    pub variants: Vec<Variant>,
+    /// Seeds that built for every build and entered the analysis.
+    pub used_seeds: Vec<u64>,
+    pub build_results: Vec<BuildResult>,
+    pub status: Status,
+    pub environment: Environment,
+    pub matrix: Vec<MatrixRow>,
+    pub notes: Vec<String>,
+    pub timing: Timing,
+    pub runs: Vec<LayoutRun>,
+}
+
+impl LayoutReport {
+    /// Build results that failed.
+    pub fn failed_builds(&self) -> impl Iterator<Item = &BuildResult> {
+        self.build_results.iter().filter(|b| !b.ok)
+    }
+}

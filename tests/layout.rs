@@ -1,0 +1,381 @@
+//! Integration tests of `ghostbench layout` and `ghostbench demo` on C/C++
+//! fixtures compiled at test time: verdicts where the effect is large or the
+//! property structural, build and run failures with partial JSON.
+//!
+//! Budgets are small (few layouts and rounds) to keep CI fast. The metric is
+//! `user` time, which other processes on a loaded CI machine disturb less
+//! than wall time.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// These tests build and time programs; run them one at a time.
+static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
+    TIMING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/layout")
+        .join(name)
+}
+
+/// `ghostbench` run inside a fresh temporary directory (its `.ghostbench/work` lives there).
+fn ghostbench(dir: &Path) -> Command {
+    let mut command = Command::cargo_bin("ghostbench").expect("binary built");
+    command.current_dir(dir);
+    command
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("JSON report written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+fn comparison<'a>(report: &'a Value, build: &str, metric: &str) -> &'a Value {
+    report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["build"] == build && r["metric"] == metric)
+        .unwrap_or_else(|| panic!("no row {build}/{metric} in {}", report["matrix"]))
+        .get("comparison")
+        .unwrap()
+}
+
+fn have_cc() -> bool {
+    if which("cc").is_none() {
+        eprintln!("skipped: no cc on PATH");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("work.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--metric",
+            "user",
+            "--layouts",
+            "5",
+            "--rounds",
+            "3",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("SLOWER"));
+    let report = read_json(&json);
+    assert_eq!(report["schema"], "ghostbench.layout");
+    assert_eq!(report["status"]["state"], "finished");
+    let c = comparison(&report, "B", "user");
+    assert_eq!(c["verdict"], "SLOWER", "{c}");
+    let (low, high) = (
+        c["controlled"]["low"].as_f64().unwrap(),
+        c["controlled"]["high"].as_f64().unwrap(),
+    );
+    assert!(low <= 1.3 && 1.3 <= high, "CI [{low}, {high}] misses 1.3");
+    // Every source is listed with whether it was active.
+    let sources: Vec<&str> = report["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["align", "shift", "shuffle", "env"]);
+    assert_eq!(report["used_seeds"].as_array().unwrap().len(), 5);
+
+    // A second run reuses every build.
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--metric",
+            "user",
+            "--layouts",
+            "5",
+            "--rounds",
+            "1",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let again = read_json(&json);
+    assert!(
+        again["build_results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["reused"] == true),
+        "{}",
+        again["build_results"]
+    );
+}
+
+#[test]
+fn alignment_only_is_never_faster_or_slower_at_margin_3() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("work.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!(
+                "B=cc -O2 -falign-functions=64 -falign-loops=64 {{cflags}} {{ldflags}} {src} -o {{out}}"
+            ),
+            "--metric",
+            "user",
+            "--layouts",
+            "5",
+            "--rounds",
+            "3",
+            "--margin",
+            "3",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_json(&json);
+    let verdict = comparison(&report, "B", "user")["verdict"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !matches!(verdict.as_str(), "FASTER" | "SLOWER"),
+        "layout-only change got {verdict}"
+    );
+}
+
+#[test]
+fn a_variant_that_fails_to_build_is_left_out_and_reported() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("work.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    // Seed 2 of B fails; the other 3 seeds go on.
+    let broken = format!(
+        "B=case {{dir}} in */2) echo 'broken-variant: no such flag' >&2; exit 1;; esac; cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"
+    );
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--shell",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &broken,
+            "--metric",
+            "user",
+            "--layouts",
+            "4",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("build failed: B seed 2"))
+        .stdout(predicates::str::contains("broken-variant: no such flag"));
+    let report = read_json(&json);
+    assert_eq!(report["used_seeds"], serde_json::json!([0, 1, 3]));
+    let failed: Vec<&Value> = report["build_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["ok"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["seed"], 2);
+
+    // When every variant of B fails: a clear error naming the command, exit 4, a partial JSON.
+    std::fs::remove_file(&json).unwrap();
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 --no-such-flag {{cflags}} {src} -o {{out}}"),
+            "--layouts",
+            "3",
+            "--rounds",
+            "1",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .code(5)
+        .stdout(predicates::str::contains(
+            "FAILED: the default layout (seed 0) did not build",
+        ))
+        .stdout(predicates::str::contains("--no-such-flag"));
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "build_failed");
+    assert!(report["runs"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_crashing_program_stops_with_a_clear_message_and_partial_json() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (work, crash) = (fixture("work.c"), fixture("crash.c"));
+    let json = dir.path().join("r.json");
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!(
+                "A=cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}",
+                work.display()
+            ),
+            "--build",
+            &format!(
+                "B=cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}",
+                crash.display()
+            ),
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .code(3)
+        .stdout(predicates::str::contains("FAILED: B seed"))
+        .stdout(predicates::str::contains("about to crash"));
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "run_failed");
+    assert!(report["status"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("signal"));
+}
+
+#[test]
+fn bad_usage_is_an_error_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    ghostbench(dir.path())
+        .args(["layout", "--build", "A=true {out}"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("at least two --build"));
+    ghostbench(dir.path())
+        .args(["layout", "--build", "A=x", "--build", "nonsense"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("NAME=TEMPLATE"));
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            "A=x",
+            "--build",
+            "B=y",
+            "--sources",
+            "align,bogus",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("unknown layout source"));
+}
+
+#[test]
+fn demo_builds_the_dispatch_benchmark_under_layouts() {
+    if which("g++").is_none() && which("clang++").is_none() && which("g++-11").is_none() {
+        eprintln!("skipped: no C++ compiler on PATH");
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("demo.json");
+    let started = std::time::Instant::now();
+    ghostbench(dir.path())
+        .args(["demo", "--quiet", "--color", "never", "--json"])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("ghostbench layout:"))
+        .stdout(predicates::str::contains("What it means:"));
+    eprintln!("demo took {:.1} s", started.elapsed().as_secs_f64());
+    let report = read_json(&json);
+    let metrics: Vec<&str> = report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    for m in ["virtual", "fnptr", "variant", "crtp"] {
+        assert!(metrics.contains(&m), "metric {m} missing: {metrics:?}");
+    }
+    if which("g++-11").is_some() && which("g++-12").is_some() {
+        let c = comparison(&report, "g++-12", "variant");
+        assert_eq!(c["verdict"], "FASTER", "{c}");
+        assert!(c["controlled"]["high"].as_f64().unwrap() < 1.0, "{c}");
+    } else {
+        eprintln!("skipped the std::variant check: needs g++-11 and g++-12");
+    }
+}
