@@ -359,7 +359,10 @@ fn demo_builds_the_dispatch_benchmark_under_layouts() {
         .assert()
         .success()
         .stdout(predicates::str::contains("ghostbench layout:"))
-        .stdout(predicates::str::contains("What it means:"));
+        .stdout(predicates::str::contains("What it means:"))
+        .stdout(predicates::str::contains(
+            "split-lock-risk   slot      slots[4].count crosses a 64-byte line",
+        ));
     eprintln!("demo took {:.1} s", started.elapsed().as_secs_f64());
     let report = read_json(&json);
     let metrics: Vec<&str> = report["matrix"]

@@ -17,6 +17,11 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(FIXTURES).join(name)
 }
 
+/// The hazard fixture is also the demo's embedded example, so it lives in assets/.
+fn hazards_source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hazards.c")
+}
+
 fn have(tool: &str) -> bool {
     process::Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
@@ -192,7 +197,7 @@ fn hazards_binary(dir: &Path) -> PathBuf {
             "-g",
             "-o",
             bin.to_str().unwrap(),
-            fixture("hazards.c").to_str().unwrap(),
+            hazards_source().to_str().unwrap(),
             "-lpthread",
         ],
     );
@@ -359,7 +364,7 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let src = fixture("hazards.c");
+    let src = hazards_source();
     let src = src.to_str().unwrap();
     let mut builds: Vec<(String, PathBuf)> = Vec::new();
     for (name, flags) in [
@@ -520,7 +525,7 @@ fn unreadable_input_gets_one_clear_line() {
             "-O1",
             "-o",
             plain.to_str().unwrap(),
-            fixture("hazards.c").to_str().unwrap(),
+            hazards_source().to_str().unwrap(),
             "-lpthread",
         ],
     );

@@ -24,6 +24,8 @@ use std::time::Duration;
 
 /// The embedded dispatch benchmark.
 pub const DISPATCH_CPP: &str = include_str!("../../assets/dispatch.cpp");
+/// A C program with packed, atomic and false-sharing structs, for the `structs` step.
+pub const HAZARDS_C: &str = include_str!("../../assets/hazards.c");
 /// Calls per mechanism and run: about 10–30 ms each on a 2020s x86 core.
 const CALLS: &str = "5000000";
 /// The metric: one value per mechanism, in ns/call.
@@ -69,7 +71,7 @@ pub struct DemoArgs {
 type Step = fn(&DemoArgs) -> Result<i32>;
 
 /// The demo's steps, in order. Append new verbs' steps here.
-const STEPS: &[Step] = &[layout_step, probe_step];
+const STEPS: &[Step] = &[layout_step, structs_step, probe_step];
 
 pub fn run(args: DemoArgs) -> Result<i32> {
     let mut worst = super::exit::OK;
@@ -214,6 +216,64 @@ pub fn meaning(report: &LayoutReport) -> String {
          only verdicts from the across-layouts column are claims about the code.\n",
     );
     out
+}
+
+/// Step 2: data-layout hazards in an embedded C program, found from its DWARF.
+fn structs_step(args: &DemoArgs) -> Result<i32> {
+    println!(
+        "\nghostbench demo, step 2: which data layouts are hazards? `ghostbench structs --hazards`"
+    );
+    println!("An embedded C program has a packed slot whose 8-byte atomic counter straddles a cache line");
+    println!(
+        "for some array elements (a split lock), a packed list node with a misaligned pointer,"
+    );
+    println!("two atomics sharing a line, and a struct full of holes. It is compiled with -g and read back.\n");
+    let Ok(cc) = resolve_program("cc", std::env::var_os("PATH")) else {
+        println!("skipped: no C compiler (cc) on PATH");
+        return Ok(super::exit::OK);
+    };
+    let dir = Path::new(".ghostbench/demo");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let source = dir.join("hazards.c");
+    std::fs::write(&source, HAZARDS_C)
+        .with_context(|| format!("cannot write {}", source.display()))?;
+    let binary = dir.join("hazards");
+    let built = std::process::Command::new(&cc)
+        .args(["-g", "-O0", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .with_context(|| format!("cannot run {}", cc.display()))?;
+    if !built.status.success() {
+        println!(
+            "skipped: {} could not build the example: {}",
+            cc.display(),
+            String::from_utf8_lossy(&built.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        return Ok(super::exit::OK);
+    }
+    let structs_args = |filter: Option<&str>, hazards: bool| super::structs::StructsArgs {
+        binary: binary.clone(),
+        filter: filter.map(str::to_string),
+        hazards,
+        line: 64,
+        sarif: None,
+        suggest: false,
+        output: OutputArgs {
+            json: None,
+            markdown: None,
+            ..args.output.clone()
+        },
+    };
+    let code = super::structs::run(structs_args(Some("slot"), false))?;
+    if code != super::exit::OK {
+        return Ok(code);
+    }
+    println!();
+    super::structs::run(structs_args(None, true))
 }
 
 /// Last step: what misalignment costs on this machine, `probe --quick` (under 3 s).
