@@ -176,6 +176,7 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         work_root: PathBuf::from("."),
         seed: args.seed,
         command_line: std::env::args().collect(),
+        explain: None,
     };
     let (report, code) = super::layout::execute(&options, &args.output)?;
     println!();
