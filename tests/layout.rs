@@ -371,6 +371,17 @@ fn demo_builds_the_dispatch_benchmark_under_layouts() {
     for m in ["virtual", "fnptr", "variant", "crtp"] {
         assert!(metrics.contains(&m), "metric {m} missing: {metrics:?}");
     }
+    // The demo runs with --explain 5: one entry per non-baseline build.
+    let explained = report["explain"]["builds"].as_array().unwrap();
+    assert_eq!(
+        explained.len(),
+        report["builds"].as_array().unwrap().len() - 1,
+        "{}",
+        report["explain"]
+    );
+    assert!(explained
+        .iter()
+        .all(|b| b["functions"].as_array().unwrap().len() <= 5));
     if which("g++-11").is_some() && which("g++-12").is_some() {
         let c = comparison(&report, "g++-12", "variant");
         assert_eq!(c["verdict"], "FASTER", "{c}");

@@ -182,6 +182,7 @@ pub fn run(
         timing: Timing {
             build_s,
             run_s: 0.0,
+            explain_s: 0.0,
             total_s: 0.0,
         },
         runs: Vec::new(),
@@ -341,7 +342,9 @@ pub fn run(
                         .any(|r| r.build == b && r.seed == 0 && r.ok)
                 })
                 .collect();
+            let explain_started = Instant::now();
             report.explain = Some(super::explain::explain(options, &work_dir, &built, top));
+            report.timing.explain_s = explain_started.elapsed().as_secs_f64();
         }
     }
     report.timing.total_s = started.elapsed().as_secs_f64();

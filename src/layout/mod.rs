@@ -168,6 +168,8 @@ pub struct LayoutRun {
 pub struct Timing {
     pub build_s: f64,
     pub run_s: f64,
+    /// `--explain` (analyses and the callgrind profile); 0 without it.
+    pub explain_s: f64,
     pub total_s: f64,
 }
 

@@ -156,9 +156,14 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
         let _ = writeln!(out, "note: {note}");
     }
     let t = &report.timing;
+    let explain = if report.explain.is_some() {
+        format!(", explain {:.1} s", t.explain_s)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "time: builds {:.1} s, runs {:.1} s, total {:.1} s",
+        "time: builds {:.1} s, runs {:.1} s{explain}, total {:.1} s",
         t.build_s, t.run_s, t.total_s
     );
     out
