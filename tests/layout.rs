@@ -374,6 +374,17 @@ fn demo_builds_the_dispatch_benchmark_under_layouts() {
     for m in ["virtual", "fnptr", "variant", "crtp"] {
         assert!(metrics.contains(&m), "metric {m} missing: {metrics:?}");
     }
+    // The demo runs with --explain 5: one entry per non-baseline build.
+    let explained = report["explain"]["builds"].as_array().unwrap();
+    assert_eq!(
+        explained.len(),
+        report["builds"].as_array().unwrap().len() - 1,
+        "{}",
+        report["explain"]
+    );
+    assert!(explained
+        .iter()
+        .all(|b| b["functions"].as_array().unwrap().len() <= 5));
     if which("g++-11").is_some() && which("g++-12").is_some() {
         let c = comparison(&report, "g++-12", "variant");
         assert_eq!(c["verdict"], "FASTER", "{c}");
@@ -381,4 +392,185 @@ fn demo_builds_the_dispatch_benchmark_under_layouts() {
     } else {
         eprintln!("skipped the std::variant check: needs g++-11 and g++-12");
     }
+}
+
+/// The address of a defined text symbol, from `nm` (the oracle for `--explain`).
+fn nm_address(binary: &Path, symbol: &str) -> u64 {
+    let out = std::process::Command::new("nm")
+        .arg(binary)
+        .output()
+        .expect("nm runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(symbol))
+        .unwrap_or_else(|| panic!("nm lists no {symbol} in {}", binary.display()));
+    u64::from_str_radix(line.split_whitespace().next().unwrap(), 16).unwrap()
+}
+
+#[test]
+fn explain_names_the_hot_function_that_alignment_moved() {
+    if !have_cc() {
+        return;
+    }
+    if which("nm").is_none() {
+        eprintln!("skipped: no nm on PATH (binutils)");
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("hot.c");
+    let json = dir.path().join("r.json");
+    let md = dir.path().join("r.md");
+    let a = format!("cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}", src.display());
+    let b = format!(
+        "cc -O2 -falign-functions=64 -falign-loops=64 {{cflags}} {{ldflags}} {} -o {{out}}",
+        src.display()
+    );
+    // The oracle: the same two default-layout builds, made here and read with nm.
+    let oracle = |flags: &[&str], out: &str| -> u64 {
+        let out = dir.path().join(out);
+        let status = std::process::Command::new("cc")
+            .arg("-O2")
+            .args(flags)
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        nm_address(&out, "hot_loop")
+    };
+    let old = oracle(&[], "oracle_a");
+    let new = oracle(&["-falign-functions=64", "-falign-loops=64"], "oracle_b");
+    assert_eq!(new % 64, 0, "-falign-functions=64 puts hot_loop on a line");
+
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A={a}"),
+            "--build",
+            &format!("B={b}"),
+            "--sources",
+            "align",
+            "--metric",
+            "user",
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--explain",
+            "--quiet",
+            "--color",
+            "never",
+            "--markdown",
+        ])
+        .arg(&md)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "Code placement of the default layouts against A's",
+        ))
+        .stdout(predicates::str::contains("hot_loop"));
+    let report = read_json(&json);
+    let explain = &report["explain"];
+    assert_eq!(explain["top"], 10, "{explain}");
+    let builds = explain["builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 1, "{explain}");
+    let b = &builds[0];
+    assert_eq!(b["build"], "B");
+    assert!(b["error"].is_null(), "{b}");
+    // Same compiler, same source: every function matches by name.
+    assert_eq!(b["only_in_baseline"], 0, "{b}");
+    assert_eq!(b["only_in_build"], 0, "{b}");
+    assert!(b["matched"].as_u64().unwrap() >= 4, "{b}");
+    let moved = b["functions"].as_array().unwrap();
+    let hot = moved
+        .iter()
+        .find(|f| f["name"] == "hot_loop")
+        .unwrap_or_else(|| panic!("hot_loop not among the moved functions: {b}"));
+    assert_eq!(hot["old_address"], old, "{hot}");
+    assert_eq!(hot["new_address"], new, "{hot}");
+    assert_eq!(hot["old_line_offset"], old % 64, "{hot}");
+    assert_eq!(hot["new_line_offset"], new % 64, "{hot}");
+    assert_eq!(hot["old_window_offset"], old % 32, "{hot}");
+    assert_eq!(hot["new_window_offset"], new % 32, "{hot}");
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(markdown.contains("| `hot_loop` |"), "{markdown}");
+
+    if which("valgrind").is_some() {
+        // callgrind ranks: hot_loop runs nearly every instruction of the program.
+        assert_eq!(explain["ranking"], "profile", "{explain}");
+        assert_eq!(moved[0]["name"], "hot_loop", "{b}");
+        assert!(hot["hot_share"].as_f64().unwrap() > 0.5, "{hot}");
+        assert_eq!(explain["profile"]["event"], "Ir", "{explain}");
+    } else {
+        eprintln!("skipped the callgrind ranking check: no valgrind on PATH");
+        assert_eq!(explain["ranking"], "placement", "{explain}");
+        assert!(
+            explain["notes"][0]
+                .as_str()
+                .unwrap()
+                .contains("valgrind not found"),
+            "{explain}"
+        );
+    }
+}
+
+#[test]
+fn explain_fails_soft_when_a_default_binary_is_not_elf() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("hot.c");
+    let json = dir.path().join("r.json");
+    // B's "build" is a shell script: it runs, but there is no code to compare.
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--shell",
+            "--build",
+            &format!(
+                "A=cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}",
+                src.display()
+            ),
+            "--build",
+            "B=printf '#!/bin/sh\\nexit 0\\n' > {out} && chmod +x {out} && : {cflags}",
+            "--sources",
+            "align",
+            "--metric",
+            "user",
+            "--layouts",
+            "3",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--explain",
+            "3",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("B: not compared: cannot analyse"));
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "finished");
+    assert_eq!(report["explain"]["top"], 3);
+    let b = &report["explain"]["builds"][0];
+    assert!(
+        b["error"].as_str().unwrap().contains("cannot analyse"),
+        "{b}"
+    );
+    assert!(b["functions"].as_array().unwrap().is_empty());
+    // The matrix is still there.
+    assert!(!report["matrix"].as_array().unwrap().is_empty());
 }

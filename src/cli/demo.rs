@@ -178,6 +178,9 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         work_root: PathBuf::from("."),
         seed: args.seed,
         command_line: std::env::args().collect(),
+        // Which hot loops the compilers placed differently: one callgrind run
+        // of the baseline (about 3–4 s here) and three ELF analyses.
+        explain: Some(5),
     };
     let (report, code) = super::layout::execute(&options, &args.output)?;
     println!();

@@ -77,6 +77,9 @@ pub struct LayoutArgs {
     /// Seed for layouts' run order, jitter and bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
+    pub explain: Option<usize>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -159,6 +162,7 @@ impl LayoutArgs {
             work_root: PathBuf::from("."),
             seed: self.seed,
             command_line: std::env::args().collect(),
+            explain: self.explain,
         })
     }
 }
@@ -187,6 +191,7 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
             bar.set_prefix(match p.phase {
                 Phase::Build => "builds",
                 Phase::Run => "runs",
+                Phase::Explain => "explain",
             });
         }
         bar.set_length(p.total as u64);

@@ -143,10 +143,21 @@ fn compare(old: &Function, new: &Function, g: Geometry) -> Option<PlacementChang
 /// Match the functions of two builds by symbol and list placement changes.
 /// Both analyses must use the same geometry.
 pub fn diff(old: &Analysis, new: &Analysis, g: Geometry) -> Diff {
+    diff_by(old, new, g, |f| &f.symbol)
+}
+
+/// Like [`diff`], matching by demangled name instead of symbol: builds made by
+/// different compilers (`layout --explain`) can mangle or version the same
+/// function differently, while its demangled name stays the same.
+pub fn diff_by_name(old: &Analysis, new: &Analysis, g: Geometry) -> Diff {
+    diff_by(old, new, g, |f| &f.name)
+}
+
+fn diff_by(old: &Analysis, new: &Analysis, g: Geometry, key: fn(&Function) -> &String) -> Diff {
     let group = |functions: &'_ [Function]| {
         let mut by_symbol: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, f) in functions.iter().enumerate() {
-            by_symbol.entry(f.symbol.clone()).or_default().push(i);
+            by_symbol.entry(key(f).clone()).or_default().push(i);
         }
         for indices in by_symbol.values_mut() {
             indices.sort_by_key(|&i| functions[i].placement.address);

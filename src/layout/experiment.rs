@@ -42,6 +42,8 @@ pub struct Progress {
 pub enum Phase {
     Build,
     Run,
+    /// `--explain`: analysing and profiling the default layouts.
+    Explain,
 }
 
 /// Run the experiment. Errors are for setup problems only (bad templates,
@@ -180,9 +182,11 @@ pub fn run(
         timing: Timing {
             build_s,
             run_s: 0.0,
+            explain_s: 0.0,
             total_s: 0.0,
         },
         runs: Vec::new(),
+        explain: None,
     };
     if used_seeds.len() < MIN_VARIANTS || used_seeds.first() != Some(&0) {
         let f = first_failure.unwrap_or_else(|| BuildResult {
@@ -318,6 +322,31 @@ pub fn run(
     }
     report.runs = runs;
     report.timing.run_s = run_started.elapsed().as_secs_f64();
+    if let Some(top) = options.explain {
+        if report.status.state == State::Interrupted {
+            report
+                .notes
+                .push("--explain skipped: interrupted".to_string());
+        } else {
+            on_progress(&Progress {
+                phase: Phase::Explain,
+                done: 0,
+                total: 1,
+                message: "comparing the default layouts' code placement".into(),
+            });
+            let built: Vec<bool> = (0..options.builds.len())
+                .map(|b| {
+                    report
+                        .build_results
+                        .iter()
+                        .any(|r| r.build == b && r.seed == 0 && r.ok)
+                })
+                .collect();
+            let explain_started = Instant::now();
+            report.explain = Some(super::explain::explain(options, &work_dir, &built, top));
+            report.timing.explain_s = explain_started.elapsed().as_secs_f64();
+        }
+    }
     report.timing.total_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -565,19 +594,20 @@ fn compare(
     let controlled_verdict =
         controlled.map_or(Verdict::Unknown, |r| decide(r.low, r.high, margin, hib));
     let trust = controlled.map_or(f64::NAN, |c| smallest_trustworthy_effect(c.log_ratio_sd));
-    let mut verdict = controlled_verdict;
-    let mut artifact_share = None;
-    if let (Some(d), Some(c)) = (default_ratio, controlled) {
-        let strong = |v: Verdict| matches!(v, Verdict::Faster | Verdict::Slower);
-        let (ld, lc) = (d.estimate.ln(), c.estimate.ln());
-        if strong(default_verdict)
-            && !strong(controlled_verdict)
-            && (controlled_verdict == Verdict::Same || ld * lc <= 0.0 || lc.abs() < 0.5 * ld.abs())
-        {
-            verdict = Verdict::Artifact;
-            artifact_share = Some((1.0 - lc / ld).clamp(0.0, 1.0));
-        }
-    }
+    let artifact_share = artifact(
+        default_ratio.map(|d| d.estimate),
+        default_verdict,
+        controlled.map(|c| c.estimate),
+        controlled_verdict,
+    );
+    let verdict = if artifact_share.is_some() {
+        Verdict::Artifact
+    } else {
+        controlled_verdict
+    };
+    // Say "reverses" only when the opposite direction is itself significant.
+    let reversed = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
+        && matches!((default_ratio, controlled), (Some(d), Some(c)) if (d.estimate - 1.0) * (c.estimate - 1.0) < 0.0);
     let (base, cand) = (&names.0.name, &names.1.name);
     let layouts = controlled.map_or(0, |c| c.variants);
     let pct = |r: f64| format!("{:.1}%", (r - 1.0).abs() * 100.0);
@@ -590,10 +620,11 @@ fn compare(
     };
     let sentence = match (verdict, controlled, default_ratio) {
         (Verdict::Artifact, Some(c), Some(d)) => format!(
-            "{:.0}% of the {} {} at the default layout disappears across {layouts} layouts (controlled {} {} [{}, {}])",
+            "{:.0}% of the {} {} at the default layout disappears across {layouts} layouts{} (controlled {} {} [{}, {}])",
             artifact_share.unwrap_or(0.0) * 100.0,
             pct(d.estimate),
             if direction(d.estimate) == "faster" { "speedup" } else { "slowdown" },
+            if reversed { " and reverses" } else { "" },
             cand,
             fmt_ratio(c.estimate),
             fmt_ratio(c.low),
@@ -643,6 +674,40 @@ fn compare(
     }
 }
 
+/// The ARTIFACT rule of DESIGN.md §2, on the default-layout ratio and the
+/// layout-controlled ratio (both B/A) and their verdicts. Returns the share of
+/// the default-layout difference that disappears under layout control (on the
+/// log scale, clamped to [0, 1]) when the verdict is ARTIFACT, else `None`.
+///
+/// ARTIFACT needs a significant default-layout difference (FASTER or SLOWER)
+/// whose layout-controlled estimate (a) is SAME, (b) has the opposite sign, or
+/// (c) is less than half its size on the log scale. (b) and (c) hold whether
+/// or not the controlled estimate is itself significant: a 25% default-layout
+/// speedup that is a significant 8% slowdown across layouts, or a significant
+/// 10% speedup, is still mostly layout, and the sentence says how much.
+pub fn artifact(
+    default_ratio: Option<f64>,
+    default_verdict: Verdict,
+    controlled_ratio: Option<f64>,
+    controlled_verdict: Verdict,
+) -> Option<f64> {
+    let (d, c) = (default_ratio?, controlled_ratio?);
+    if !matches!(default_verdict, Verdict::Faster | Verdict::Slower) {
+        return None;
+    }
+    if !(d > 0.0 && c > 0.0 && d.is_finite() && c.is_finite()) {
+        return None;
+    }
+    let (ld, lc) = (d.ln(), c.ln());
+    if ld == 0.0 {
+        return None;
+    }
+    let same = controlled_verdict == Verdict::Same;
+    let opposite = ld * lc <= 0.0;
+    let less_than_half = lc.abs() < 0.5 * ld.abs();
+    (same || opposite || less_than_half).then(|| (1.0 - lc / ld).clamp(0.0, 1.0))
+}
+
 pub fn fmt_ratio(r: f64) -> String {
     if r.is_finite() {
         format!("{r:.3}")
@@ -662,7 +727,7 @@ fn experiment_name(options: &LayoutOptions) -> String {
     format!("{:016x}", hash.finish())
 }
 
-fn sanitize(name: &str) -> String {
+pub(super) fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
@@ -691,5 +756,208 @@ fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
         shell: o.shell,
         seed: o.seed,
         work_dir: work_dir.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The verdict rule on hand-made per-variant data. Every variant has three
+    //! runs `[v·0.999, v, v·1.001]`, so its median is exactly v and run noise
+    //! is a rounding error; the layout noise is what the data put between
+    //! variants. Builds: A is the baseline, B the candidate; time, lower is better.
+    use super::*;
+    use crate::layout::variants::Source;
+
+    fn options(margin: f64) -> LayoutOptions {
+        LayoutOptions {
+            builds: vec![],
+            run_template: "{out}".into(),
+            metrics: vec![],
+            higher_is_better: false,
+            layouts: 3,
+            rounds: 3,
+            warmup: 0,
+            sources: vec![Source::Align],
+            jobs: 1,
+            estimator: crate::stats::hierarchical::Estimator::Median,
+            margin,
+            alpha: 0.05,
+            shell: false,
+            timeout: None,
+            pin: None,
+            rebuild: false,
+            work_root: PathBuf::from("."),
+            seed: 1,
+            command_line: vec![],
+            explain: None,
+        }
+    }
+
+    fn runs(v: f64) -> Vec<f64> {
+        vec![v * 0.999, v, v * 1.001]
+    }
+
+    /// A's variant i takes 1 + 0.01·i (layout spread in the baseline too);
+    /// B's variant i is A's times `ratios[i]`.
+    fn compare_ratios(ratios: &[f64], margin: f64) -> Comparison {
+        let a: Vec<Vec<f64>> = (0..ratios.len())
+            .map(|i| runs(1.0 + 0.01 * i as f64))
+            .collect();
+        let b: Vec<Vec<f64>> = ratios
+            .iter()
+            .enumerate()
+            .map(|(i, r)| runs((1.0 + 0.01 * i as f64) * r))
+            .collect();
+        let spec = |name: &str| BuildSpec {
+            name: name.into(),
+            template: String::new(),
+        };
+        compare(&options(margin), &a, &b, 0.95, 7, (&spec("A"), &spec("B")))
+    }
+
+    fn close(x: f64, y: f64, tol: f64) -> bool {
+        (x - y).abs() <= tol
+    }
+
+    #[test]
+    fn a_default_layout_ghost_that_is_same_across_layouts_is_an_artifact() {
+        // 64 layouts, margin 3%. The default layout has B/A = 0.75: a 25%
+        // speedup, FASTER (its run-level interval is about [0.7485, 0.7515]).
+        // The other 63 have B/A = exp(x) with x chosen so that the mean log
+        // ratio is 3% of ld = ln 0.75 = -0.287682:
+        //   (ld + 63x)/64 = 0.03·ld  →  x = 0.92·ld/63 = -0.0042012
+        // (B/A = 0.99581). Controlled estimate exp(0.03·ld) = 0.99141.
+        // Interval: a replicate that draws the default layout k times of 64 has
+        // mean log (k·ld + (64-k)·x)/64; k ~ Poisson(1), and k = 4 (tail ~1.9%)
+        // gives -0.0219 → 0.978, k = 0 gives 0.9958: inside [0.97, 1.03], SAME.
+        // Share that disappears: 1 - lc/ld = 1 - 0.03 = 97%.
+        let ld = 0.75f64.ln();
+        let x = 0.92 * ld / 63.0;
+        let mut ratios = vec![0.75];
+        ratios.extend(std::iter::repeat(x.exp()).take(63));
+        let c = compare_ratios(&ratios, 0.03);
+        assert_eq!(c.default_verdict, Verdict::Faster, "{c:?}");
+        assert_eq!(c.controlled_verdict, Verdict::Same, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Artifact, "{c:?}");
+        let controlled = c.controlled.unwrap();
+        assert!(close(controlled.estimate, 0.99141, 1e-5), "{controlled:?}");
+        assert!(close(c.artifact_share.unwrap(), 0.97, 1e-9), "{c:?}");
+        assert!(
+            c.sentence
+                .starts_with("97% of the 25.0% speedup at the default layout disappears across 64 layouts (controlled B 0.991 ["),
+            "{}",
+            c.sentence
+        );
+    }
+
+    #[test]
+    fn a_controlled_estimate_of_the_opposite_sign_is_an_artifact_even_when_significant() {
+        // 32 layouts, margin 1%. Default layout B/A = 0.75 (FASTER); the other
+        // 31 have B/A = 1.10 (ln 1.10 = 0.095310). Mean log ratio:
+        //   (-0.287682 + 31·0.095310)/32 = 2.666928/32 = 0.083341 → 1.0869.
+        // Lower end of the interval: k = 4 draws of the default layout gives
+        // (4·-0.287682 + 28·0.095310)/32 = 0.0474 → 1.0486 > 1.01, so the
+        // controlled verdict is SLOWER. The old rule (ARTIFACT only when the
+        // controlled verdict is not significant) said SLOWER; DESIGN §2 says
+        // ARTIFACT: the sign is opposite. Share: 1 - lc/ld = 1.29, clamped to 100%.
+        let mut ratios = vec![0.75];
+        ratios.extend(std::iter::repeat(1.10).take(31));
+        let c = compare_ratios(&ratios, 0.01);
+        assert_eq!(c.default_verdict, Verdict::Faster, "{c:?}");
+        assert_eq!(c.controlled_verdict, Verdict::Slower, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Artifact, "{c:?}");
+        assert!(
+            close(c.controlled.unwrap().estimate, 1.08691, 1e-4),
+            "{c:?}"
+        );
+        assert_eq!(c.artifact_share, Some(1.0));
+        assert!(
+            c.sentence.starts_with(
+                "100% of the 25.0% speedup at the default layout disappears across 32 layouts and reverses (controlled B 1.087 ["
+            ),
+            "{}",
+            c.sentence
+        );
+    }
+
+    #[test]
+    fn a_significant_controlled_estimate_under_half_the_default_one_is_an_artifact() {
+        // 16 layouts, margin 1%. Default layout B/A = 0.75; the other 15 have
+        // 0.90 (ln 0.90 = -0.105361). Mean log ratio:
+        //   (-0.287682 + 15·-0.105361)/16 = -1.868092/16 = -0.116756 → 0.88981.
+        // Every replicate lies between k = 0 (0.900) and k = 4
+        // (4·-0.287682 + 12·-0.105361)/16 = -0.1510 → 0.860: FASTER, significant.
+        // But lc/ld = 0.116756/0.287682 = 0.4059 < 1/2: ARTIFACT (DESIGN §2),
+        // with 1 - 0.4059 = 59% of the 25% speedup being layout.
+        let mut ratios = vec![0.75];
+        ratios.extend(std::iter::repeat(0.90).take(15));
+        let c = compare_ratios(&ratios, 0.01);
+        assert_eq!(c.default_verdict, Verdict::Faster, "{c:?}");
+        assert_eq!(c.controlled_verdict, Verdict::Faster, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Artifact, "{c:?}");
+        assert!(
+            close(c.controlled.unwrap().estimate, 0.88981, 1e-4),
+            "{c:?}"
+        );
+        assert!(close(c.artifact_share.unwrap(), 0.5941, 1e-3), "{c:?}");
+        assert!(
+            c.sentence.starts_with(
+                "59% of the 25.0% speedup at the default layout disappears across 16 layouts (controlled B 0.890 ["
+            ),
+            "{}",
+            c.sentence
+        );
+    }
+
+    #[test]
+    fn a_real_effect_that_survives_every_layout_is_faster_or_slower() {
+        // 16 layouts, margin 1%. B/A = 0.75·1.01 on odd variants and 0.75/1.01
+        // on even ones (the default layout is even: 0.74257, FASTER). The
+        // ±ln 1.01 cancel over 8 + 8 variants: mean log = ln 0.75 → 0.75, and
+        // every replicate lies within 0.75·[1/1.01, 1.01]: FASTER. lc = ld, so
+        // nothing disappears: the verdict stays FASTER.
+        let ratios: Vec<f64> = (0..16)
+            .map(|i| if i % 2 == 1 { 0.75 * 1.01 } else { 0.75 / 1.01 })
+            .collect();
+        let c = compare_ratios(&ratios, 0.01);
+        assert_eq!(c.verdict, Verdict::Faster, "{c:?}");
+        assert_eq!(c.artifact_share, None);
+        assert!(close(c.controlled.unwrap().estimate, 0.75, 1e-9), "{c:?}");
+        assert!(
+            c.sentence
+                .starts_with("B is 25.0% faster than A across 16 layouts: ratio 0.750 ["),
+            "{}",
+            c.sentence
+        );
+        // The mirror image: B/A = 1/0.75 = 1.3333 everywhere is SLOWER, 33.3%.
+        let c = compare_ratios(&[1.0 / 0.75; 16], 0.01);
+        assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+        assert!(
+            c.sentence.starts_with("B is 33.3% slower than A"),
+            "{}",
+            c.sentence
+        );
+    }
+
+    #[test]
+    fn the_rule_alone() {
+        let f = Verdict::Faster;
+        // Not significant at the default layout: never ARTIFACT.
+        assert_eq!(
+            artifact(Some(0.75), Verdict::Unknown, Some(1.0), Verdict::Same),
+            None
+        );
+        // Same sign, more than half the size, undecided: stays UNKNOWN (not ARTIFACT).
+        // ln 0.85 / ln 0.75 = 0.565 ≥ 0.5.
+        assert_eq!(artifact(Some(0.75), f, Some(0.85), Verdict::Unknown), None);
+        // ln 0.88 / ln 0.75 = 0.444 < 0.5: ARTIFACT, 55.6% disappears.
+        let share = artifact(Some(0.75), f, Some(0.88), Verdict::Unknown).unwrap();
+        assert!(close(share, 1.0 - 0.88f64.ln() / 0.75f64.ln(), 1e-12));
+        // A slowdown that is SAME across layouts: all of it disappears... up to lc.
+        let share = artifact(Some(1.25), Verdict::Slower, Some(1.005), Verdict::Same).unwrap();
+        assert!(close(share, 1.0 - 1.005f64.ln() / 1.25f64.ln(), 1e-12));
+        // Missing estimates: no ARTIFACT.
+        assert_eq!(artifact(None, f, Some(1.0), Verdict::Same), None);
+        assert_eq!(artifact(Some(0.75), f, None, Verdict::Unknown), None);
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod builds;
 pub mod experiment;
+pub mod explain;
 pub mod variants;
 
 use crate::run::environment::Environment;
@@ -57,6 +58,9 @@ pub struct LayoutOptions {
     pub work_root: PathBuf,
     pub seed: u64,
     pub command_line: Vec<String>,
+    /// `--explain`: list up to this many moved functions per build (default
+    /// layouts against the baseline's); `None` = no explanation.
+    pub explain: Option<usize>,
 }
 
 /// How the experiment ended.
@@ -164,6 +168,8 @@ pub struct LayoutRun {
 pub struct Timing {
     pub build_s: f64,
     pub run_s: f64,
+    /// `--explain` (analyses and the callgrind profile); 0 without it.
+    pub explain_s: f64,
     pub total_s: f64,
 }
 
@@ -185,6 +191,10 @@ pub struct LayoutReport {
     pub notes: Vec<String>,
     pub timing: Timing,
     pub runs: Vec<LayoutRun>,
+    /// With `--explain`: the functions whose placement differs between the
+    /// builds' default layouts. Absent without `--explain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<explain::Explain>,
 }
 
 impl LayoutReport {

@@ -5,6 +5,7 @@ use super::format::{trimmed, value};
 use super::table::Table;
 use super::terminal::paint;
 use crate::layout::experiment::fmt_ratio;
+use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, Ranking};
 use crate::layout::{LayoutReport, MatrixRow, State};
 use std::fmt::Write;
 
@@ -139,6 +140,10 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
             }
         }
     }
+    if let Some(explain) = &report.explain {
+        let _ = writeln!(out);
+        out.push_str(&render_explain(explain, &report.builds[0].name));
+    }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -151,9 +156,14 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
         let _ = writeln!(out, "note: {note}");
     }
     let t = &report.timing;
+    let explain = if report.explain.is_some() {
+        format!(", explain {:.1} s", t.explain_s)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "time: builds {:.1} s, runs {:.1} s, total {:.1} s",
+        "time: builds {:.1} s, runs {:.1} s{explain}, total {:.1} s",
         t.build_s, t.run_s, t.total_s
     );
     out
@@ -210,6 +220,174 @@ pub fn markdown(report: &LayoutReport) -> String {
                 escape(&c.sentence)
             );
         }
+    }
+    if let Some(explain) = &report.explain {
+        let _ = writeln!(out);
+        out.push_str(&markdown_explain(explain, &report.builds[0].name));
+    }
+    out
+}
+
+/// How the moved functions were ranked, in words.
+fn ranking_line(explain: &Explain, baseline: &str) -> String {
+    match (&explain.profile, explain.ranking) {
+        (Some(p), Ranking::Profile) => format!(
+            "ranked by the callgrind {} of {baseline}'s default layout ({} of it in the binary's functions)",
+            p.event,
+            percent(p.matched_share)
+        ),
+        _ => "ranked by how far the code moved inside its cache lines (no profile)".to_string(),
+    }
+}
+
+fn counts_line(b: &ExplainBuild, baseline: &str) -> String {
+    let mut line = format!(
+        "{} functions matched by name ({} only in {baseline}, {} only in {}), {} placed differently",
+        b.matched, b.only_in_baseline, b.only_in_build, b.build, b.changed
+    );
+    if b.changed_not_run > 0 {
+        let _ = write!(
+            line,
+            " ({} of them never ran in the profile)",
+            b.changed_not_run
+        );
+    }
+    line
+}
+
+fn offsets(old: u64, new: u64) -> String {
+    if old == new {
+        format!("{old}")
+    } else {
+        format!("{old} → {new}")
+    }
+}
+
+fn reasons(m: &MovedFunction) -> String {
+    let mut text: Vec<&str> = m.reasons.iter().map(|r| r.label()).collect();
+    text.dedup();
+    let mut out = text.join(", ");
+    if m.loops_moved > 0 {
+        let _ = write!(
+            out,
+            "; {} loop{} moved",
+            m.loops_moved,
+            if m.loops_moved == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+fn share(m: &MovedFunction) -> String {
+    match m.hot_share {
+        None => "-".into(),
+        Some(s) if s > 0.0 && s < 0.0005 => "<0.1%".into(),
+        Some(s) => percent(s),
+    }
+}
+
+/// `--explain` for the terminal: per build, the counts and the top moved functions.
+pub fn render_explain(explain: &Explain, baseline: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Code placement of the default layouts against {baseline}'s, {}:",
+        ranking_line(explain, baseline)
+    );
+    for b in &explain.builds {
+        if let Some(error) = &b.error {
+            let _ = writeln!(out, "  {}: not compared: {error}", b.build);
+            continue;
+        }
+        let _ = writeln!(out, "  {}: {}", b.build, counts_line(b, baseline));
+        if b.functions.is_empty() {
+            continue;
+        }
+        let mut table = Table::new(&[
+            "function",
+            "hot",
+            "address",
+            "line offset",
+            "window offset",
+            "moved",
+            "why",
+        ]);
+        for m in &b.functions {
+            table.row(vec![
+                m.name.clone(),
+                share(m),
+                format!("{:#x} → {:#x}", m.old_address, m.new_address),
+                offsets(m.old_line_offset, m.new_line_offset),
+                offsets(m.old_window_offset, m.new_window_offset),
+                format!("{} B", m.moved_bytes),
+                reasons(m),
+            ]);
+        }
+        for line in table.render().lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    for note in &explain.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    out
+}
+
+/// `--explain` for Markdown.
+pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "#### Code placement of the default layouts against `{}`
+
+{}.
+",
+        escape(baseline),
+        escape(&ranking_line(explain, baseline))
+    );
+    for b in &explain.builds {
+        if let Some(error) = &b.error {
+            let _ = writeln!(
+                out,
+                "- `{}`: not compared: {}",
+                escape(&b.build),
+                escape(error)
+            );
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "**{}**: {}.
+",
+            escape(&b.build),
+            escape(&counts_line(b, baseline))
+        );
+        if b.functions.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "| function | hot | address | line offset | window offset | moved | why |"
+        );
+        let _ = writeln!(out, "|---|---:|---|---|---|---:|---|");
+        for m in &b.functions {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {:#x} → {:#x} | {} | {} | {} B | {} |",
+                escape(&m.name).replace('`', "'"),
+                share(m),
+                m.old_address,
+                m.new_address,
+                offsets(m.old_line_offset, m.new_line_offset),
+                offsets(m.old_window_offset, m.new_window_offset),
+                m.moved_bytes,
+                reasons(m)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    for note in &explain.notes {
+        let _ = writeln!(out, "- note: {}", escape(note));
     }
     out
 }
