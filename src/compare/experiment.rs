@@ -203,14 +203,14 @@ impl<'a> Loop<'a> {
             if let Some(looks) = self.observe(false) {
                 self.looks = looks;
                 if decided(&self.looks) {
-                    return status(State::Decided, None);
+                    return Status::new(State::Decided, None);
                 }
             }
             if spawn::interrupted() {
-                return status(State::Interrupted, Some("interrupted by Ctrl-C".into()));
+                return Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into()));
             }
             if round >= options.max_runs || started.elapsed() >= options.max_time {
-                return status(State::BudgetExhausted, None);
+                return Status::new(State::BudgetExhausted, None);
             }
         }
     }
@@ -375,25 +375,8 @@ fn too_few_runs(a: &[f64], b: &[f64]) -> Look {
     }
 }
 
-fn status(state: State, message: Option<String>) -> Status {
-    Status {
-        state,
-        message,
-        last_output: Vec::new(),
-    }
-}
-
 fn failed(failure: RunFailure) -> Status {
-    let (state, message) = if failure.interrupted {
-        (State::Interrupted, "interrupted by Ctrl-C".to_string())
-    } else {
-        (State::Failed, failure.to_string())
-    };
-    Status {
-        state,
-        message: Some(message),
-        last_output: failure.last_output,
-    }
+    Status::from_failure(failure, State::Interrupted, State::Failed)
 }
 
 fn counter_setup(requested: bool) -> Availability {

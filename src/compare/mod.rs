@@ -71,13 +71,8 @@ pub enum State {
     Interrupted,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Status {
-    pub state: State,
-    /// The one-line cause, for failures.
-    pub message: Option<String>,
-    pub last_output: Vec<String>,
-}
+/// How the experiment ended.
+pub type Status = crate::run::Status<State>;
 
 /// The settings that shaped the result, echoed into the report.
 #[derive(Debug, Clone, Serialize)]

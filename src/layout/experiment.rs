@@ -171,11 +171,7 @@ pub fn run(
         variants: variants.clone(),
         used_seeds: used_seeds.clone(),
         build_results,
-        status: Status {
-            state: State::Finished,
-            message: None,
-            last_output: Vec::new(),
-        },
+        status: Status::new(State::Finished, None),
         environment: environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line),
         matrix: Vec::new(),
         notes,
@@ -258,11 +254,7 @@ pub fn run(
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let total_runs = pairs.len() * (options.rounds + options.warmup);
     let mut runs: Vec<LayoutRun> = Vec::new();
-    let mut status = Status {
-        state: State::Finished,
-        message: None,
-        last_output: Vec::new(),
-    };
+    let mut status = Status::new(State::Finished, None);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
     'rounds: for round in 0..options.rounds + options.warmup {
         let warmup = round < options.warmup;
@@ -296,11 +288,7 @@ pub fn run(
                 },
             });
             if spawn::interrupted() {
-                status = Status {
-                    state: State::Interrupted,
-                    message: Some("interrupted by Ctrl-C".into()),
-                    last_output: Vec::new(),
-                };
+                status = Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into()));
                 break 'rounds;
             }
         }
@@ -380,18 +368,7 @@ fn check_metrics(
 }
 
 fn failed(failure: RunFailure) -> Status {
-    if failure.interrupted {
-        return Status {
-            state: State::Interrupted,
-            message: Some("interrupted by Ctrl-C".into()),
-            last_output: Vec::new(),
-        };
-    }
-    Status {
-        state: State::RunFailed,
-        message: Some(failure.to_string()),
-        last_output: failure.last_output,
-    }
+    Status::from_failure(failure, State::Interrupted, State::RunFailed)
 }
 
 /// Which sources are active, the shuffle linker, and the padding objects.

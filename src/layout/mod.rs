@@ -77,12 +77,8 @@ pub enum State {
     Interrupted,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Status {
-    pub state: State,
-    pub message: Option<String>,
-    pub last_output: Vec<String>,
-}
+/// How the experiment ended.
+pub type Status = crate::run::Status<State>;
 
 /// The settings that shaped the result.
 #[derive(Debug, Clone, Serialize)]

@@ -65,6 +65,40 @@ pub struct RunFailure {
     pub last_output: Vec<String>,
 }
 
+/// How an experiment ended, with the cause when it did not finish. Shared by the
+/// verbs that run commands; each brings its own `State` enum.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status<S> {
+    pub state: S,
+    /// The one-line cause of a failure or interruption.
+    pub message: Option<String>,
+    /// The failing command's last output lines.
+    pub last_output: Vec<String>,
+}
+
+impl<S> Status<S> {
+    pub fn new(state: S, message: Option<String>) -> Self {
+        Status {
+            state,
+            message,
+            last_output: Vec::new(),
+        }
+    }
+
+    /// The status after a run failed: `interrupted` for Ctrl-C, else `failed`
+    /// with the cause and the command's last output.
+    pub fn from_failure(failure: RunFailure, interrupted: S, failed: S) -> Self {
+        if failure.interrupted {
+            return Status::new(interrupted, Some("interrupted by Ctrl-C".into()));
+        }
+        Status {
+            state: failed,
+            message: Some(failure.to_string()),
+            last_output: failure.last_output,
+        }
+    }
+}
+
 /// A command resolved once, ready to run many times.
 #[derive(Debug, Clone)]
 pub struct Prepared {
