@@ -276,6 +276,23 @@ impl<'a> Loop<'a> {
 
     /// A look, when the sequential rule takes one now (or, with `finish`, a final one).
     fn observe(&mut self, finish: bool) -> Option<Vec<Look>> {
+        if !finish {
+            // Most rounds are not looks: skip building the series for them.
+            let per_side = |side| {
+                self.runs
+                    .iter()
+                    .filter(|r| r.side == side && !r.warmup)
+                    .count()
+            };
+            let n = per_side(0).min(per_side(1));
+            if self
+                .sequential
+                .as_ref()
+                .is_some_and(|s| n < s.next_look_size())
+            {
+                return None;
+            }
+        }
         let series = self.series();
         let options = self.options;
         let metrics = series.len().max(1);
