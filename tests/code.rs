@@ -2,28 +2,12 @@
 //! `tests/fixtures/code/`: exact placement, a cross-check with nm, `--diff`,
 //! `--hot` with callgrind, and the one-line errors for bad inputs.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{fixture, ghostbench, have};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process;
-
-fn ghostbench() -> Command {
-    Command::cargo_bin("ghostbench").expect("binary built")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/code")
-        .join(name)
-}
-
-fn have(tool: &str) -> bool {
-    process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
 
 /// Run a build command; panic with its output if it fails.
 fn build(program: &str, args: &[&str]) {
@@ -178,7 +162,10 @@ fn check_placement(report: &Value, base: u64) {
 fn exact_placement_of_an_assembled_fixture() {
     let dir = tempfile::tempdir().unwrap();
     let object = dir.path().join("placement.o");
-    build("cc", &["-c", s(&fixture("placement.s")), "-o", s(&object)]);
+    build(
+        "cc",
+        &["-c", s(&fixture("code", "placement.s")), "-o", s(&object)],
+    );
     let report = analyse(&[s(&object), "--verbose"]);
     assert_eq!(report["kind"], "relocatable object");
     check_placement(&report, 0);
@@ -192,7 +179,7 @@ fn exact_placement_of_an_assembled_fixture() {
             "-static",
             "-no-pie",
             "-Wl,-e,f_aligned",
-            s(&fixture("placement.s")),
+            s(&fixture("code", "placement.s")),
             "-o",
             s(&exe),
         ],
@@ -256,7 +243,10 @@ fn addresses_and_sizes_equal_nm_for_a_real_binary() {
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("widget");
-    build("c++", &["-O2", s(&fixture("widget.cpp")), "-o", s(&exe)]);
+    build(
+        "c++",
+        &["-O2", s(&fixture("code", "widget.cpp")), "-o", s(&exe)],
+    );
     let report = analyse(&[s(&exe)]);
     let nm = nm_sizes(&exe);
     let functions = report["functions"].as_array().unwrap();
@@ -302,14 +292,14 @@ fn addresses_and_sizes_equal_nm_for_a_real_binary() {
 fn diff_lists_functions_moved_by_alignment_flags() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("default"), dir.path().join("aligned"));
-    build("cc", &["-O2", s(&fixture("hot.c")), "-o", s(&a)]);
+    build("cc", &["-O2", s(&fixture("code", "hot.c")), "-o", s(&a)]);
     build(
         "cc",
         &[
             "-O2",
             "-falign-functions=64",
             "-falign-loops=64",
-            s(&fixture("hot.c")),
+            s(&fixture("code", "hot.c")),
             "-o",
             s(&b),
         ],
@@ -382,7 +372,10 @@ fn hot_ranks_the_callgrind_hot_function_first() {
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("hot");
-    build("cc", &["-O2", "-g", s(&fixture("hot.c")), "-o", s(&exe)]);
+    build(
+        "cc",
+        &["-O2", "-g", s(&fixture("code", "hot.c")), "-o", s(&exe)],
+    );
     let profile = dir.path().join("callgrind.out");
     let status = process::Command::new("valgrind")
         .args(["--tool=callgrind", "-q"])
@@ -433,7 +426,7 @@ fn bad_inputs_get_one_line_errors() {
     );
 
     let exe = dir.path().join("hot");
-    build("cc", &["-O2", s(&fixture("hot.c")), "-o", s(&exe)]);
+    build("cc", &["-O2", s(&fixture("code", "hot.c")), "-o", s(&exe)]);
     let bytes = std::fs::read(&exe).unwrap();
     let truncated = dir.path().join("truncated");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
@@ -443,7 +436,10 @@ fn bad_inputs_get_one_line_errors() {
     // An AArch64 object: a real one from clang when it is installed, else an
     // x86-64 object with e_machine set to EM_AARCH64 (183).
     let object = dir.path().join("hot.o");
-    build("cc", &["-c", s(&fixture("hot.c")), "-o", s(&object)]);
+    build(
+        "cc",
+        &["-c", s(&fixture("code", "hot.c")), "-o", s(&object)],
+    );
     let arm = dir.path().join("arm.o");
     let clang = ["clang", "clang-19"].into_iter().find(|c| have(c));
     let built = clang.is_some_and(|clang| {
@@ -492,7 +488,7 @@ fn a_stripped_library_falls_back_to_dynamic_symbols_and_warns() {
             "-O2",
             "-shared",
             "-fPIC",
-            s(&fixture("hot.c")),
+            s(&fixture("code", "hot.c")),
             "-o",
             s(&lib),
         ],

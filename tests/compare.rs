@@ -3,30 +3,12 @@
 //!
 //! These assert behaviour, not speed: the commands differ by 2× or not at all.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{ghostbench, read_json, timing_lock, which};
 use serde_json::Value;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-
-/// Every test here takes this lock: verdicts depend on timing, so the suite's
-/// own tests must not run in parallel and load the machine under each other.
-static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
-    TIMING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn ghostbench() -> Command {
-    Command::cargo_bin("ghostbench").expect("binary built")
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("JSON report written");
-    serde_json::from_str(&text).expect("valid JSON")
-}
 
 fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["metrics"]
@@ -445,10 +427,4 @@ fn markdown_report_is_a_table() {
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("| wall |"), "{text}");
     assert!(text.contains("**SLOWER**"), "{text}");
-}
-
-fn which(program: &str) -> Option<std::path::PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
 }

@@ -6,41 +6,18 @@
 //! `user` time, which other processes on a loaded CI machine disturb less
 //! than wall time.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{fixture, read_json, timing_lock, which};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// These tests build and time programs; run them one at a time.
-static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
-    TIMING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/layout")
-        .join(name)
-}
+use std::path::Path;
 
 /// `ghostbench` run inside a fresh temporary directory (its `.ghostbench/work` lives there).
 fn ghostbench(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("ghostbench").expect("binary built");
+    let mut command = common::ghostbench();
     command.current_dir(dir);
     command
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("JSON report written");
-    serde_json::from_str(&text).expect("valid JSON")
 }
 
 fn comparison<'a>(report: &'a Value, build: &str, metric: &str) -> &'a Value {
@@ -69,7 +46,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("work.c");
+    let src = fixture("layout", "work.c");
     let src = src.display();
     let json = dir.path().join("r.json");
     ghostbench(dir.path())
@@ -153,7 +130,7 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("work.c");
+    let src = fixture("layout", "work.c");
     let src = src.display();
     let json = dir.path().join("r.json");
     ghostbench(dir.path())
@@ -197,7 +174,7 @@ fn a_variant_that_fails_to_build_is_left_out_and_reported() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("work.c");
+    let src = fixture("layout", "work.c");
     let src = src.display();
     let json = dir.path().join("r.json");
     // Seed 2 of B fails; the other 3 seeds go on.
@@ -278,7 +255,7 @@ fn a_crashing_program_stops_with_a_clear_message_and_partial_json() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let (work, crash) = (fixture("work.c"), fixture("crash.c"));
+    let (work, crash) = (fixture("layout", "work.c"), fixture("layout", "crash.c"));
     let json = dir.path().join("r.json");
     ghostbench(dir.path())
         .args([
@@ -419,7 +396,7 @@ fn explain_names_the_hot_function_that_alignment_moved() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("hot.c");
+    let src = fixture("layout", "hot.c");
     let json = dir.path().join("r.json");
     let md = dir.path().join("r.md");
     let a = format!("cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}", src.display());
@@ -527,7 +504,7 @@ fn explain_fails_soft_when_a_default_binary_is_not_elf() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("hot.c");
+    let src = fixture("layout", "hot.c");
     let json = dir.path().join("r.json");
     // B's "build" is a shell script: it runs, but there is no code to compare.
     ghostbench(dir.path())

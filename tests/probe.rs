@@ -3,18 +3,11 @@
 //! degraded paths (SIGBUS, no executable memory, no THP), and the JSON
 //! shape. Nothing here asserts on a timing.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{ghostbench, read_json};
 use serde_json::Value;
 use std::path::Path;
-
-fn ghostbench() -> Command {
-    Command::cargo_bin("ghostbench").expect("binary built")
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("JSON report written");
-    serde_json::from_str(&text).expect("valid JSON")
-}
 
 fn probe<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["probes"]

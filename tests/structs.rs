@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::pahole;
+use common::{have, pahole};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process;
@@ -20,14 +20,6 @@ fn fixture(name: &str) -> PathBuf {
 /// The hazard fixture is also the demo's embedded example, so it lives in assets/.
 fn hazards_source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hazards.c")
-}
-
-fn have(tool: &str) -> bool {
-    process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// Run a compiler (or other tool) in `dir`; panics with its stderr on failure.

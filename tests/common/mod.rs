@@ -1,3 +1,50 @@
-//! Helpers shared by integration tests.
+//! Helpers shared by the integration tests: the binary, JSON reports, tools on
+//! PATH, fixtures, and the lock that keeps timing-sensitive tests apart.
+
+#![allow(dead_code)] // each test binary uses its own subset
 
 pub mod pahole;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The `ghostbench` binary under test.
+pub fn ghostbench() -> Command {
+    Command::cargo_bin("ghostbench").expect("binary built")
+}
+
+/// A report written with `--json`.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("JSON report written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// Where `program` is on PATH, if anywhere.
+pub fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Whether `tool` is on PATH (tests that need it skip without it).
+pub fn have(tool: &str) -> bool {
+    which(tool).is_some()
+}
+
+/// `tests/fixtures/<verb>/<name>`.
+pub fn fixture(verb: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(verb)
+        .join(name)
+}
+
+/// Tests whose results depend on timing take this lock, so the binary's own
+/// tests do not run in parallel and load the machine under each other.
+pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
+    static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TIMING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
