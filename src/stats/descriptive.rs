@@ -148,7 +148,7 @@ fn interpolate(low: f64, high: f64, fraction: f64) -> f64 {
 }
 
 /// Average of two numbers without overflowing to infinity for huge inputs.
-fn midpoint(a: f64, b: f64) -> f64 {
+pub(super) fn midpoint(a: f64, b: f64) -> f64 {
     if a == b {
         a
     } else {
