@@ -589,28 +589,33 @@ impl Streams {
     }
 
     /// After exit: read what is already buffered without waiting for writers that
-    /// outlive the child (background grandchildren).
+    /// outlive the child (background grandchildren). A zero-timeout poll says
+    /// which pipes have data or EOF, so no read can block.
     fn drain(&mut self) {
-        for i in 0..2 {
-            if !self.open[i] {
-                continue;
+        loop {
+            let mut fds: Vec<libc::pollfd> = (0..2)
+                .filter(|&i| self.open[i])
+                .map(|i| libc::pollfd {
+                    fd: self.fds[i],
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            if fds.is_empty() {
+                break;
             }
-            // SAFETY: setting a flag on our own descriptor.
-            unsafe {
-                let flags = libc::fcntl(self.fds[i], libc::F_GETFL);
-                libc::fcntl(self.fds[i], libc::F_SETFL, flags | libc::O_NONBLOCK);
+            // SAFETY: fds is a valid array of pollfd.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
+            if ready <= 0 {
+                break;
             }
-            while self.open[i] {
-                let before = (self.stdout.len(), self.stderr.len(), self.stdout_truncated);
+            for pollfd in fds.iter().filter(|p| p.revents != 0) {
+                let i = if pollfd.fd == self.fds[0] { 0 } else { 1 };
                 self.read_from(i);
-                if self.open[i]
-                    && before == (self.stdout.len(), self.stderr.len(), self.stdout_truncated)
-                {
-                    break;
-                }
             }
-            self.close(i);
         }
+        self.close(0);
+        self.close(1);
     }
 
     fn finish(mut self) -> (Vec<u8>, bool, Vec<u8>) {
