@@ -81,20 +81,11 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
             let _ = writeln!(out, "  | {line}");
         }
     }
-    if let Some(message) = &report.status.message {
-        let label = match report.status.state {
-            State::Interrupted => "INTERRUPTED",
-            _ => "FAILED",
-        };
-        let _ = writeln!(out, "{label}: {message}");
-        for line in &report.status.last_output {
-            let _ = writeln!(out, "  | {line}");
-        }
-        if report.status.state != State::BuildFailed {
-            let _ = writeln!(out, "(results so far are below)");
-        }
-        let _ = writeln!(out);
-    }
+    out.push_str(&super::terminal::stop_cause(
+        &report.status,
+        report.status.state == State::Interrupted,
+        report.status.state != State::BuildFailed,
+    ));
     if report.matrix.is_empty() {
         return out;
     }

@@ -5,8 +5,28 @@ use super::format::{p_value, ratio_change, significant, trimmed, value};
 use super::table::Table;
 use crate::compare::{CompareReport, MetricReport, State};
 use crate::run::metric::Unit;
+use crate::run::Status;
 use crate::stats::verdict::Verdict;
 use std::fmt::Write;
+
+/// Why an experiment stopped early: "FAILED: cause" or "INTERRUPTED: …", the
+/// failing command's last output lines, and whether results follow. Empty when
+/// the status carries no message.
+pub fn stop_cause<S>(status: &Status<S>, interrupted: bool, results_follow: bool) -> String {
+    let mut out = String::new();
+    if let Some(message) = &status.message {
+        let label = if interrupted { "INTERRUPTED" } else { "FAILED" };
+        let _ = writeln!(out, "{label}: {message}");
+        for line in &status.last_output {
+            let _ = writeln!(out, "  | {line}");
+        }
+        if results_follow {
+            let _ = writeln!(out, "(results so far are below)");
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
 
 /// ANSI colour for a verdict word.
 pub fn paint(verdict: Verdict, color: bool) -> String {
@@ -33,18 +53,11 @@ pub fn render(report: &CompareReport, color: bool) -> String {
         a.name, a.text, b.name, b.text
     );
     let _ = writeln!(out);
-    if let Some(message) = &report.status.message {
-        let label = match report.status.state {
-            State::Interrupted => "INTERRUPTED",
-            _ => "FAILED",
-        };
-        let _ = writeln!(out, "{label}: {message}");
-        for line in &report.status.last_output {
-            let _ = writeln!(out, "  | {line}");
-        }
-        let _ = writeln!(out, "(results so far are below)");
-        let _ = writeln!(out);
-    }
+    out.push_str(&stop_cause(
+        &report.status,
+        report.status.state == State::Interrupted,
+        true,
+    ));
     let n = [report.measured_runs(0), report.measured_runs(1)];
     for m in &report.metrics {
         let _ = writeln!(out, "{:<8} {}", paint(m.verdict, color), m.sentence);
