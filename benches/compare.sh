@@ -7,11 +7,13 @@
 # 3. Runs needed for a decided verdict on a 10% difference between two ~5 ms
 #    commands: ghostbench's adaptive stop vs hyperfine's default run count.
 #
-# Usage: benches/compare.sh [RUNS]   (parts 1-2 use RUNS and 3×RUNS per command; default 100)
-# Needs: hyperfine, cc, python3. Prints a Markdown table for BENCHMARKS.md.
+# Usage: benches/compare.sh [RUNS] [REPS]   (parts 1-2 use RUNS and 3×RUNS per
+# command, repeated REPS times; defaults 100 and 5)
+# Needs: hyperfine, cc, python3; perf for the own-CPU columns. Prints Markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100}
+reps=${2:-5}
 for tool in hyperfine cc python3; do
   command -v "$tool" >/dev/null || { echo "benches/compare.sh needs $tool" >&2; exit 1; }
 done
@@ -41,46 +43,80 @@ done
 k=$(python3 -c "print(max(1, int($k * 0.005 / $t)))")
 k_b=$(python3 -c "print(int($k * 1.1))")
 
-now() { python3 -c 'import time; print(time.monotonic())'; }
-elapsed() { python3 -c "print($2 - $1)"; }
-
-# Total wall time of each tool on `cmd` vs itself with $2 runs per command.
-# Prints: gb_seconds hf_seconds
-totals() {
-  local cmd=$1 n=$2 t0 t1 gb_s hf_s
-  t0=$(now)
-  "$gb" compare "$cmd" "$cmd" --min-runs "$n" --max-runs "$n" --max-time 600s --warmup 0 \
-    --quiet --json "$work/gb-$n.json" >/dev/null
-  t1=$(now); gb_s=$(elapsed "$t0" "$t1")
-  t0=$(now)
-  hyperfine -N --runs "$n" --style none --export-json "$work/hf-$n.json" "$cmd" "$cmd" >/dev/null 2>&1
-  t1=$(now); hf_s=$(elapsed "$t0" "$t1")
-  echo "$gb_s $hf_s"
-}
-
-# Marginal time per run, (T(3N) - T(N)) / 4N, removes each tool's fixed start-up
-# and analysis cost; the median wall each tool measured shows measurement inflation.
+# Per-run overhead of each tool on `cmd` vs itself, as medians over $reps
+# alternating repetitions (this machine is noisy; one pair of totals is not enough):
+# - marginal wall per run, (T(3N) - T(N)) / 4N, so fixed start-up and analysis cancel;
+# - the tool's own CPU per run, the same difference over `perf stat --no-inherit`
+#   task-clock (the tool's process only, not its children), when perf works;
+# - the median wall each tool measured for the command (measurement inflation).
 overhead() {
-  local label=$1 cmd=$2 small large
-  small=$(totals "$cmd" "$runs")
-  large=$(totals "$cmd" $((3 * runs)))
-  python3 - "$label" "$runs" $small $large "$work/gb-$((3 * runs)).json" "$work/hf-$((3 * runs)).json" <<'EOF'
-import json, statistics, sys
-label, n = sys.argv[1], int(sys.argv[2])
-gb_small, hf_small, gb_large, hf_large = map(float, sys.argv[3:7])
-gb = json.load(open(sys.argv[7])); hf = json.load(open(sys.argv[8]))
-gb_per, hf_per = (gb_large - gb_small) / (4 * n), (hf_large - hf_small) / (4 * n)
-gb_walls = [r["wall_s"] for r in gb["runs"] if not r["warmup"]]
-hf_walls = hf["results"][0]["times"] + hf["results"][1]["times"]
-gb_med, hf_med = statistics.median(gb_walls), statistics.median(hf_walls)
-print(f"| {label} | {gb_per*1e3:.3f} ms | {hf_per*1e3:.3f} ms | {gb_per/hf_per:.2f} | {gb_med*1e3:.3f} ms | {hf_med*1e3:.3f} ms | {gb_med/hf_med:.2f} | {gb_small:.2f} s / {hf_small:.2f} s |")
+  python3 - "$1" "$2" "$runs" "$reps" "$gb" "$work" <<'EOF'
+import json, shutil, statistics, subprocess, sys, time
+label, cmd, n, reps, gb, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+
+def argv(tool, runs):
+    if tool == "gb":
+        return [gb, "compare", cmd, cmd, "--min-runs", str(runs), "--max-runs", str(runs),
+                "--max-time", "600s", "--warmup", "0", "--quiet", "--json", f"{work}/gb.json"]
+    return ["hyperfine", "-N", "--runs", str(runs), "--style", "none",
+            "--export-json", f"{work}/hf.json", cmd, cmd]
+
+def wall(tool, runs):
+    start = time.perf_counter()
+    subprocess.run(argv(tool, runs), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+def own_cpu(tool, runs):
+    out = f"{work}/perf.txt"
+    subprocess.run(["perf", "stat", "--no-inherit", "-x,", "-e", "task-clock", "-o", out] + argv(tool, runs),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    for line in open(out):
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("task-clock"):
+            return float(fields[0]) / 1e3  # msec -> s
+    raise SystemExit("perf stat printed no task-clock")
+
+have_perf = shutil.which("perf") is not None
+try:
+    if have_perf:
+        own_cpu("gb", 2)
+except (subprocess.CalledProcessError, SystemExit):
+    have_perf = False
+
+marginal, cpu, medians, totals = ({"gb": [], "hf": []} for _ in range(4))
+for _ in range(reps):
+    for tool in ("gb", "hf"):
+        small = wall(tool, n)
+        totals[tool].append(small)
+        large = wall(tool, 3 * n)
+        marginal[tool].append((large - small) / (4 * n))
+        if tool == "gb":
+            r = json.load(open(f"{work}/gb.json"))
+            medians[tool].append(statistics.median(x["wall_s"] for x in r["runs"] if not x["warmup"]))
+        else:
+            r = json.load(open(f"{work}/hf.json"))["results"]
+            medians[tool].append(statistics.median(r[0]["times"] + r[1]["times"]))
+        if have_perf:
+            cpu[tool].append((own_cpu(tool, 3 * n) - own_cpu(tool, n)) / (4 * n))
+
+med = lambda d: {t: statistics.median(v) for t, v in d.items()}
+ms = lambda x: f"{x * 1e3:.3f} ms"
+m, w, t = med(marginal), med(medians), med(totals)
+if have_perf:
+    c = med(cpu)
+    cpu_cells = f"{ms(c['gb'])} | {ms(c['hf'])} | {c['gb'] / c['hf']:.2f}"
+else:
+    cpu_cells = "n/a (no perf) | n/a | n/a"
+print(f"| {label} | {ms(m['gb'])} | {ms(m['hf'])} | {m['gb'] / m['hf']:.2f} | {cpu_cells} "
+      f"| {ms(w['gb'])} | {ms(w['hf'])} | {w['gb'] / w['hf']:.2f} "
+      f"| {t['gb']:.2f} s / {t['hf']:.2f} s |")
 EOF
 }
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; hyperfine $(hyperfine --version | cut -d' ' -f2); $runs runs per command"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; hyperfine $(hyperfine --version | cut -d' ' -f2); $runs runs per command, medians of $reps repetitions; load $(cut -d' ' -f1 /proc/loadavg)"
 echo
-echo "| command | ghostbench marginal time per run | hyperfine marginal time per run | ratio | ghostbench median wall | hyperfine median wall | ratio | total for $runs runs each (gb / hf) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| command | gb marginal wall per run | hf marginal wall per run | ratio | gb own CPU per run | hf own CPU per run | ratio | gb median wall measured | hf median wall measured | ratio | total for $runs runs each (gb / hf) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 overhead "true" "true"
 overhead "spin ~5 ms" "$work/spin $k"
 

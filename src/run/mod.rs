@@ -5,6 +5,7 @@
 //! failure causes with the command's last output lines.
 
 pub mod cachegrind;
+pub mod capture;
 pub mod command;
 pub mod counters;
 pub mod environment;
@@ -12,6 +13,7 @@ pub mod metric;
 pub mod spawn;
 
 use anyhow::{Context, Result};
+use capture::{Capture, Keep};
 use command::CommandSpec;
 use counters::{ChildCounters, CounterKind};
 use metric::{MetricSpec, MetricValue};
@@ -122,6 +124,7 @@ pub struct Runner {
     options: RunnerOptions,
     prepare: Option<Prepared>,
     rng: ChaCha8Rng,
+    capture: Capture,
 }
 
 impl Runner {
@@ -131,6 +134,7 @@ impl Runner {
             options,
             prepare,
             rng,
+            capture: Capture::new()?,
         })
     }
 
@@ -147,8 +151,7 @@ impl Runner {
         warmup: bool,
     ) -> Result<RunRecord, RunFailure> {
         if let Some(prepare) = &self.prepare {
-            let outcome = self
-                .spawn(prepare, &[], None)
+            let outcome = spawn_with(&self.options, &mut self.capture, prepare, &[], None)
                 .map_err(|e| failure(&command.spec.name, e.to_string(), &[]))?;
             check_exit(&outcome, &format!("{} (--prepare)", command.spec.name))?;
         }
@@ -165,8 +168,7 @@ impl Runner {
         } else {
             Some(&mut attach)
         };
-        let outcome = self
-            .spawn(command, &env, hook)
+        let outcome = spawn_with(&self.options, &mut self.capture, command, &env, hook)
             .map_err(|e| failure(&command.spec.name, format!("{e:#}"), &[]))?;
         check_exit(&outcome, &command.spec.name)?;
         let mut values = Vec::new();
@@ -203,7 +205,7 @@ impl Runner {
     /// Wall time of one plain run (used to calibrate process-start overhead).
     pub fn run_wall_only(&mut self, command: &Prepared) -> Result<f64> {
         let (_, env) = self.jitter();
-        let outcome = self.spawn(command, &env, None)?;
+        let outcome = spawn_with(&self.options, &mut self.capture, command, &env, None)?;
         anyhow::ensure!(
             outcome.exit.success(),
             "{} failed: {}",
@@ -225,26 +227,33 @@ impl Runner {
             .collect();
         (pad, env)
     }
+}
 
-    fn spawn(
-        &self,
-        command: &Prepared,
-        extra_env: &[(String, String)],
-        hook: Option<&mut dyn FnMut(i32) -> Result<()>>,
-    ) -> Result<Outcome> {
-        let needs_output = self.options.metrics.iter().any(MetricSpec::reads_output);
-        spawn::spawn(
-            &SpawnRequest {
-                program: &command.program,
-                argv: &command.spec.argv,
-                extra_env,
-                pin: self.options.pin,
-                timeout: self.options.timeout,
-                stdout_limit: if needs_output { 64 << 20 } else { 64 << 10 },
+/// One run of `command` with the runner's options and output capture.
+fn spawn_with(
+    options: &RunnerOptions,
+    capture: &mut Capture,
+    command: &Prepared,
+    extra_env: &[(String, String)],
+    hook: Option<&mut dyn FnMut(i32) -> Result<()>>,
+) -> Result<Outcome> {
+    let needs_output = options.metrics.iter().any(MetricSpec::reads_output);
+    spawn::spawn(
+        &SpawnRequest {
+            program: &command.program,
+            argv: &command.spec.argv,
+            extra_env,
+            pin: options.pin,
+            timeout: options.timeout,
+            stdout: if needs_output {
+                Keep::Head(64 << 20)
+            } else {
+                Keep::Tail(64 << 10)
             },
-            hook,
-        )
-    }
+        },
+        capture,
+        hook,
+    )
 }
 
 fn failure(name: &str, cause: String, last_output: &[String]) -> RunFailure {

@@ -4,9 +4,11 @@
 //! reasons. Hardware counters must be attached to the child *before* it execs
 //! (std's `spawn` only returns after exec), so the child can wait on a gate pipe.
 //! And the child gets its own process group, so a timeout or Ctrl-C can kill
-//! everything it started. Exit is observed through a pidfd, so wall time ends
-//! when the child exits, not when some grandchild closes the output pipes.
+//! everything it started. Output goes to files (see [`super::capture`]), so
+//! nothing is pumped while the command runs and wall time ends when the child
+//! exits, whatever its background grandchildren do.
 
+use super::capture::{Capture, Keep};
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
 use std::ffi::CString;
@@ -87,8 +89,8 @@ pub struct SpawnRequest<'a> {
     pub extra_env: &'a [(String, String)],
     pub pin: Option<usize>,
     pub timeout: Option<Duration>,
-    /// Bytes of stdout kept for metric parsing; the rest is read and dropped.
-    pub stdout_limit: usize,
+    /// The part of stdout kept: its head for metrics, else its tail for errors.
+    pub stdout: Keep,
 }
 
 /// What one run produced.
@@ -101,46 +103,54 @@ pub struct Outcome {
     pub exit: Exit,
     pub stdout: Vec<u8>,
     pub stdout_truncated: bool,
-    /// The last [`STDERR_TAIL`] bytes of stderr.
+    /// The last [`super::capture::STDERR_TAIL`] bytes of stderr.
     pub stderr_tail: Vec<u8>,
 }
 
-const STDERR_TAIL: usize = 64 * 1024;
-
-/// Run once. `before_exec`, when given, is called with the child's pid while the
-/// child is held before exec (used to attach perf counters).
+/// Run once, with `capture` as the child's standard streams. `before_exec`,
+/// when given, is called with the child's pid while the child is held before
+/// exec (used to attach perf counters).
 pub fn spawn(
     req: &SpawnRequest,
+    capture: &mut Capture,
     before_exec: Option<&mut dyn FnMut(i32) -> Result<()>>,
 ) -> Result<Outcome> {
     let prepared = Prepared::new(req)?;
-    let gate = before_exec.is_some();
-    let pipes = Pipes::open(gate)?;
-    // Owns the read ends from here on, so an early error closes them.
-    let mut streams = Streams::new(pipes.stdout_read, pipes.stderr_read, req.stdout_limit);
+    let streams = capture.child_fds();
     let start = Instant::now();
     let pid = match before_exec {
-        None => spawn_direct(&prepared, &pipes, req.pin)
+        None => spawn_direct(&prepared, streams, req.pin)
             .map_err(|e| anyhow!("cannot execute {}: {e}", req.program.display()))?,
-        Some(callback) => fork_gated(&prepared, &pipes, req, callback)?,
+        Some(callback) => fork_gated(&prepared, streams, req, callback)?,
     };
     let deadline = req.timeout.map(|t| start + t);
     let mut guard = ChildGuard { pid, reaped: false };
-    let waited = wait_for_exit(pid, &mut streams, deadline)?;
+    let waited = wait_for_exit(pid, deadline)?;
     guard.reaped = true;
     let wall = waited.end.duration_since(start);
-    streams.drain();
-    let (stdout, stdout_truncated, stderr_tail) = streams.finish();
+    let output = capture.collect(req.stdout)?;
+    if group_alive(pid) {
+        capture.renew()?;
+    }
     Ok(Outcome {
         wall,
         user: timeval(waited.usage.ru_utime),
         sys: timeval(waited.usage.ru_stime),
         max_rss_kib: waited.usage.ru_maxrss.max(0) as u64,
         exit: waited.exit,
-        stdout,
-        stdout_truncated,
-        stderr_tail,
+        stdout: output.stdout,
+        stdout_truncated: output.stdout_truncated,
+        stderr_tail: output.stderr_tail,
     })
+}
+
+/// Whether processes the child started still live in its process group (the
+/// group's id is the child's pid, which the kernel does not reuse while the
+/// group exists).
+fn group_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the group exists.
+    let r = unsafe { libc::kill(-pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 fn timeval(tv: libc::timeval) -> Duration {
@@ -150,7 +160,11 @@ fn timeval(tv: libc::timeval) -> Duration {
 /// The default path: posix_spawn, which glibc implements with a vfork-style
 /// clone, so no page tables are copied and the run is as cheap to start as with
 /// hyperfine. Pinning is inherited from the spawning thread's affinity.
-fn spawn_direct(prepared: &Prepared, pipes: &Pipes, pin: Option<usize>) -> std::io::Result<i32> {
+fn spawn_direct(
+    prepared: &Prepared,
+    streams: [RawFd; 3],
+    pin: Option<usize>,
+) -> std::io::Result<i32> {
     let _pinned = pin.map(PinnedThread::new).transpose()?;
     // SAFETY: the attribute and file-action objects are initialised, used and
     // destroyed here; every pointer passed stays valid for the call.
@@ -159,15 +173,9 @@ fn spawn_direct(prepared: &Prepared, pipes: &Pipes, pin: Option<usize>) -> std::
         let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
         libc::posix_spawn_file_actions_init(&mut actions);
         libc::posix_spawnattr_init(&mut attr);
-        libc::posix_spawn_file_actions_addopen(
-            &mut actions,
-            0,
-            prepared.devnull.as_ptr(),
-            libc::O_RDONLY,
-            0,
-        );
-        libc::posix_spawn_file_actions_adddup2(&mut actions, pipes.stdout_write, 1);
-        libc::posix_spawn_file_actions_adddup2(&mut actions, pipes.stderr_write, 2);
+        for (target, fd) in streams.into_iter().enumerate() {
+            libc::posix_spawn_file_actions_adddup2(&mut actions, fd, target as libc::c_int);
+        }
         let mut defaults: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut defaults);
         for signal in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM] {
@@ -193,7 +201,6 @@ fn spawn_direct(prepared: &Prepared, pipes: &Pipes, pin: Option<usize>) -> std::
         );
         libc::posix_spawn_file_actions_destroy(&mut actions);
         libc::posix_spawnattr_destroy(&mut attr);
-        pipes.close_child_ends();
         if status != 0 {
             return Err(std::io::Error::from_raw_os_error(status));
         }
@@ -240,10 +247,11 @@ impl Drop for PinnedThread {
 /// to it, then let it exec. Returns the pid once exec has succeeded.
 fn fork_gated(
     prepared: &Prepared,
-    pipes: &Pipes,
+    streams: [RawFd; 3],
     req: &SpawnRequest,
     callback: &mut dyn FnMut(i32) -> Result<()>,
 ) -> Result<i32> {
+    let pipes = GatePipes::open()?;
     // SAFETY: between fork and exec the child only calls async-signal-safe functions
     // on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
@@ -255,7 +263,7 @@ fn fork_gated(
         return Err(err).context("fork failed");
     }
     if pid == 0 {
-        unsafe { child_exec(prepared, pipes, req.pin) }
+        unsafe { child_exec(prepared, &pipes, streams, req.pin) }
     }
     pipes.close_child_ends();
     let mut guard = ChildGuard { pid, reaped: false };
@@ -300,7 +308,6 @@ struct Prepared {
     argv_ptrs: Vec<*const libc::c_char>,
     _envp: Vec<CString>,
     envp_ptrs: Vec<*const libc::c_char>,
-    devnull: CString,
 }
 
 impl Prepared {
@@ -341,34 +348,27 @@ impl Prepared {
             argv_ptrs,
             _envp: envp,
             envp_ptrs,
-            devnull: CString::new("/dev/null").expect("no NUL"),
         })
     }
 }
 
-struct Pipes {
-    stdout_read: RawFd,
-    stdout_write: RawFd,
-    stderr_read: RawFd,
-    stderr_write: RawFd,
+/// The fork path's pipes: the gate holds the child before exec, and the child
+/// reports a failed exec through the other (posix_spawn does both itself).
+struct GatePipes {
     exec_error_read: RawFd,
     exec_error_write: RawFd,
     gate_read: RawFd,
     gate_write: RawFd,
 }
 
-impl Pipes {
-    fn open(gate: bool) -> Result<Pipes> {
-        let (stdout_read, stdout_write) = pipe()?;
-        let (stderr_read, stderr_write) = pipe()?;
-        // Only the fork path needs these: posix_spawn reports exec errors itself.
-        let (exec_error_read, exec_error_write) = if gate { pipe()? } else { (-1, -1) };
-        let (gate_read, gate_write) = if gate { pipe()? } else { (-1, -1) };
-        Ok(Pipes {
-            stdout_read,
-            stdout_write,
-            stderr_read,
-            stderr_write,
+impl GatePipes {
+    fn open() -> Result<GatePipes> {
+        let (exec_error_read, exec_error_write) = pipe()?;
+        let (gate_read, gate_write) = pipe().inspect_err(|_| {
+            close_fd(exec_error_read);
+            close_fd(exec_error_write);
+        })?;
+        Ok(GatePipes {
             exec_error_read,
             exec_error_write,
             gate_read,
@@ -377,14 +377,8 @@ impl Pipes {
     }
 
     fn close_child_ends(&self) {
-        for fd in [
-            self.stdout_write,
-            self.stderr_write,
-            self.exec_error_write,
-            self.gate_read,
-        ] {
-            close_fd(fd);
-        }
+        close_fd(self.exec_error_write);
+        close_fd(self.gate_read);
     }
 }
 
@@ -405,18 +399,15 @@ fn close_fd(fd: RawFd) {
 }
 
 /// The child side of fork: redirect, pin, wait at the gate, exec. Never returns.
-unsafe fn child_exec(prepared: &Prepared, pipes: &Pipes, pin: Option<usize>) -> ! {
+unsafe fn child_exec(
+    prepared: &Prepared,
+    pipes: &GatePipes,
+    streams: [RawFd; 3],
+    pin: Option<usize>,
+) -> ! {
     // The parent's ends: our copy of the gate's write end would keep the gate shut forever.
-    for fd in [
-        pipes.gate_write,
-        pipes.stdout_read,
-        pipes.stderr_read,
-        pipes.exec_error_read,
-    ] {
-        if fd >= 0 {
-            libc::close(fd);
-        }
-    }
+    libc::close(pipes.gate_write);
+    libc::close(pipes.exec_error_read);
     libc::setpgid(0, 0);
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);
@@ -431,25 +422,20 @@ unsafe fn child_exec(prepared: &Prepared, pipes: &Pipes, pin: Option<usize>) -> 
             report_errno_and_exit(pipes.exec_error_write);
         }
     }
-    let null = libc::open(prepared.devnull.as_ptr(), libc::O_RDONLY);
-    if null < 0
-        || libc::dup2(null, 0) < 0
-        || libc::dup2(pipes.stdout_write, 1) < 0
-        || libc::dup2(pipes.stderr_write, 2) < 0
-    {
-        report_errno_and_exit(pipes.exec_error_write);
+    for (target, fd) in streams.into_iter().enumerate() {
+        if libc::dup2(fd, target as libc::c_int) < 0 {
+            report_errno_and_exit(pipes.exec_error_write);
+        }
     }
-    if pipes.gate_read >= 0 {
-        let mut byte = 0u8;
-        // Returns 0 when the parent closes its end: that is the release.
-        while libc::read(
-            pipes.gate_read,
-            &mut byte as *mut u8 as *mut libc::c_void,
-            1,
-        ) < 0
-            && *libc::__errno_location() == libc::EINTR
-        {}
-    }
+    let mut byte = 0u8;
+    // Returns 0 when the parent closes its end: that is the release.
+    while libc::read(
+        pipes.gate_read,
+        &mut byte as *mut u8 as *mut libc::c_void,
+        1,
+    ) < 0
+        && *libc::__errno_location() == libc::EINTR
+    {}
     libc::execve(
         prepared.program.as_ptr(),
         prepared.argv_ptrs.as_ptr(),
@@ -516,252 +502,97 @@ fn kill_group(pid: i32) {
     }
 }
 
-/// Captured output: stdout up to a limit, stderr as a tail.
-struct Streams {
-    fds: [RawFd; 2],
-    open: [bool; 2],
-    stdout: Vec<u8>,
-    stdout_limit: usize,
-    stdout_truncated: bool,
-    stderr: Vec<u8>,
-    /// One read's worth of bytes; allocated once, never zeroed.
-    scratch: Vec<u8>,
-}
-
-impl Streams {
-    fn new(stdout: RawFd, stderr: RawFd, stdout_limit: usize) -> Streams {
-        Streams {
-            fds: [stdout, stderr],
-            open: [true, true],
-            stdout: Vec::new(),
-            stdout_limit,
-            stdout_truncated: false,
-            stderr: Vec::new(),
-            scratch: Vec::with_capacity(16384),
-        }
-    }
-
-    /// Read once from stream `i`; marks it closed at EOF.
-    fn read_from(&mut self, i: usize) {
-        self.scratch.clear();
-        // SAFETY: read() writes at most `capacity` bytes into the spare capacity,
-        // and only the `n` bytes it wrote are made part of the vector.
-        let n = unsafe {
-            libc::read(
-                self.fds[i],
-                self.scratch.as_mut_ptr() as *mut libc::c_void,
-                self.scratch.capacity(),
-            )
-        };
-        if n > 0 {
-            // SAFETY: the first n bytes were just written by read().
-            unsafe { self.scratch.set_len(n as usize) };
-        }
-        if n <= 0 {
-            let again = n < 0
-                && matches!(
-                    std::io::Error::last_os_error().kind(),
-                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                );
-            if !again {
-                self.close(i);
-            }
-            return;
-        }
-        let data = &self.scratch[..];
-        if i == 0 {
-            let room = self.stdout_limit.saturating_sub(self.stdout.len());
-            self.stdout.extend_from_slice(&data[..data.len().min(room)]);
-            self.stdout_truncated |= data.len() > room;
-        } else {
-            self.stderr.extend_from_slice(data);
-            if self.stderr.len() > 2 * STDERR_TAIL {
-                self.stderr.drain(..self.stderr.len() - STDERR_TAIL);
-            }
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        if self.open[i] {
-            close_fd(self.fds[i]);
-            self.open[i] = false;
-        }
-    }
-
-    /// After exit: read what is already buffered without waiting for writers that
-    /// outlive the child (background grandchildren). A zero-timeout poll says
-    /// which pipes have data or EOF, so no read can block.
-    fn drain(&mut self) {
-        loop {
-            let mut fds: Vec<libc::pollfd> = (0..2)
-                .filter(|&i| self.open[i])
-                .map(|i| libc::pollfd {
-                    fd: self.fds[i],
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
-            if fds.is_empty() {
-                break;
-            }
-            // SAFETY: fds is a valid array of pollfd.
-            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
-            if ready <= 0 {
-                break;
-            }
-            for pollfd in fds.iter().filter(|p| p.revents != 0) {
-                let i = if pollfd.fd == self.fds[0] { 0 } else { 1 };
-                self.read_from(i);
-            }
-        }
-        self.close(0);
-        self.close(1);
-    }
-
-    fn finish(mut self) -> (Vec<u8>, bool, Vec<u8>) {
-        self.close(0);
-        self.close(1);
-        if self.stderr.len() > STDERR_TAIL {
-            self.stderr.drain(..self.stderr.len() - STDERR_TAIL);
-        }
-        (
-            std::mem::take(&mut self.stdout),
-            self.stdout_truncated,
-            std::mem::take(&mut self.stderr),
-        )
-    }
-}
-
-impl Drop for Streams {
-    fn drop(&mut self) {
-        self.close(0);
-        self.close(1);
-    }
-}
-
 struct Waited {
     end: Instant,
     exit: Exit,
     usage: libc::rusage,
 }
 
-/// Pump the output pipes until the child exits, the deadline passes, or Ctrl-C.
-fn wait_for_exit(pid: i32, streams: &mut Streams, deadline: Option<Instant>) -> Result<Waited> {
+/// Wait until the child exits, the deadline passes, or Ctrl-C.
+fn wait_for_exit(pid: i32, deadline: Option<Instant>) -> Result<Waited> {
+    let mut forced = None;
+    if let Some(deadline) = deadline {
+        forced = wait_until(pid, deadline)?;
+    }
+    reap(pid, forced)
+}
+
+/// With a deadline: sleep on a pidfd (or poll wait4 every millisecond on kernels
+/// without one) until the child exits, killing its group at the deadline or on
+/// Ctrl-C. Returns the forced end, if any; the child is left to [`reap`].
+fn wait_until(pid: i32, deadline: Instant) -> Result<Option<(Exit, Instant)>> {
     // SAFETY: pidfd_open on our own child; -1 on kernels without it.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    let mut forced: Option<Exit> = None;
-    let exited = loop {
-        if forced.is_none() {
-            if interrupted() {
-                forced = Some(Exit::Interrupted);
-            } else if deadline.is_some_and(|d| Instant::now() >= d) {
-                forced = Some(Exit::TimedOut);
-            }
-            if forced.is_some() {
-                kill_group(pid);
-            }
-        }
-        if forced.is_some() {
-            break None;
-        }
-        let mut fds = Vec::with_capacity(3);
-        for i in 0..2 {
-            if streams.open[i] {
-                fds.push(libc::pollfd {
-                    fd: streams.fds[i],
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-            }
-        }
-        let pidfd_slot = fds.len();
-        if pidfd >= 0 {
-            fds.push(libc::pollfd {
-                fd: pidfd,
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        let cap_ms: i64 = if pidfd >= 0 { 200 } else { 1 };
-        let timeout_ms = deadline
-            .map(|d| d.saturating_duration_since(Instant::now()).as_millis() as i64 + 1)
-            .unwrap_or(cap_ms)
-            .min(cap_ms);
-        // SAFETY: fds is a valid array of pollfd.
-        let ready = unsafe {
-            libc::poll(
-                fds.as_mut_ptr(),
-                fds.len() as libc::nfds_t,
-                timeout_ms as i32,
-            )
+    let result = loop {
+        let now = Instant::now();
+        let forced = if interrupted() {
+            Some(Exit::Interrupted)
+        } else if now >= deadline {
+            Some(Exit::TimedOut)
+        } else {
+            None
         };
+        if let Some(exit) = forced {
+            kill_group(pid);
+            break Ok(Some((exit, now)));
+        }
+        let remaining_ms = deadline.saturating_duration_since(now).as_millis() as i32 + 1;
+        if pidfd < 0 {
+            if exited_without_reaping(pid) {
+                break Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let mut fds = [libc::pollfd {
+            fd: pidfd,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: fds is a valid one-element array.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, remaining_ms.min(200)) };
+        if ready > 0 {
+            break Ok(None);
+        }
         if ready < 0 {
             let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            close_fd(pidfd);
-            return Err(err).context("poll failed");
-        }
-        let child_done = if pidfd >= 0 {
-            fds[pidfd_slot].revents != 0
-        } else {
-            try_reap(pid)?.is_some()
-        };
-        if child_done {
-            break Some(Instant::now());
-        }
-        let stream_fds: Vec<(RawFd, i16)> = fds[..pidfd_slot]
-            .iter()
-            .map(|p| (p.fd, p.revents))
-            .collect();
-        for (fd, revents) in stream_fds {
-            if revents != 0 {
-                let i = if fd == streams.fds[0] { 0 } else { 1 };
-                streams.read_from(i);
+            if err.kind() != std::io::ErrorKind::Interrupted {
+                break Err(err).context("poll failed");
             }
         }
     };
     close_fd(pidfd);
-    let (status, usage) = reap(pid)?;
-    let end = exited.unwrap_or_else(Instant::now);
-    let exit = forced.unwrap_or_else(|| decode_status(status));
-    Ok(Waited { end, exit, usage })
+    result
 }
 
-thread_local! {
-    /// Status reaped early by the no-pidfd fallback.
-    static EARLY: std::cell::Cell<Option<(i32, libc::rusage)>> = const { std::cell::Cell::new(None) };
+/// Whether the child has exited, leaving it to be reaped (with its rusage) by [`reap`].
+fn exited_without_reaping(pid: i32) -> bool {
+    // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only inspects our child.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) == 0 && info.si_pid() == pid
+    }
 }
 
-fn try_reap(pid: i32) -> Result<Option<()>> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting on our own child.
-    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error()).context("wait4 failed");
-    }
-    if r == 0 {
-        return Ok(None);
-    }
-    EARLY.with(|early| early.set(Some((status, usage))));
-    Ok(Some(()))
-}
-
-fn reap(pid: i32) -> Result<(i32, libc::rusage)> {
-    if let Some(early) = EARLY.with(|early| early.take()) {
-        return Ok(early);
-    }
+/// Reap the child with its resource usage. Without a deadline this is the only
+/// wait: a blocking wait4, which Ctrl-C interrupts (the handler is installed
+/// without SA_RESTART) so the child's group can be killed.
+fn reap(pid: i32, mut forced: Option<(Exit, Instant)>) -> Result<Waited> {
     let mut status = 0;
     // SAFETY: rusage is plain data.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        if forced.is_none() && interrupted() {
+            kill_group(pid);
+            forced = Some((Exit::Interrupted, Instant::now()));
+        }
         // SAFETY: waiting on our own child.
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let end = Instant::now();
         if r >= 0 {
-            return Ok((status, usage));
+            let (exit, end) = forced.unwrap_or_else(|| (decode_status(status), end));
+            return Ok(Waited { end, exit, usage });
         }
         let err = std::io::Error::last_os_error();
         if err.kind() != std::io::ErrorKind::Interrupted {
@@ -805,8 +636,9 @@ mod tests {
                 extra_env: &[("GHOSTBENCH_TEST".into(), "xyz".into())],
                 pin: None,
                 timeout,
-                stdout_limit: 1 << 20,
+                stdout: Keep::Head(1 << 20),
             },
+            &mut Capture::new()?,
             None,
         )
     }
@@ -852,6 +684,40 @@ mod tests {
     }
 
     #[test]
+    fn output_larger_than_a_pipe_buffer_is_kept_whole() {
+        // 1 MiB: a pipe nobody pumped would stall the command at 64 KiB.
+        let out = run(&["head", "-c", "1048576", "/dev/zero"], None).unwrap();
+        assert!(out.exit.success());
+        assert_eq!(out.stdout.len(), 1 << 20);
+        assert!(!out.stdout_truncated);
+    }
+
+    #[test]
+    fn late_output_of_a_lingering_grandchild_stays_out_of_the_next_run() {
+        let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let sh = crate::run::command::resolve_program("sh", std::env::var_os("PATH")).unwrap();
+        let mut capture = Capture::new().unwrap();
+        let mut run_in = |words: Vec<String>| {
+            let req = SpawnRequest {
+                program: &sh,
+                argv: &words,
+                extra_env: &[],
+                pin: None,
+                timeout: None,
+                stdout: Keep::Head(1 << 20),
+            };
+            spawn(&req, &mut capture, None).unwrap()
+        };
+        let first = run_in(argv(&["sh", "-c", "(sleep 0.3; echo late) & echo first"]));
+        assert_eq!(String::from_utf8_lossy(&first.stdout), "first\n");
+        let second = run_in(argv(&["sh", "-c", "sleep 0.6; echo second"]));
+        assert_eq!(String::from_utf8_lossy(&second.stdout), "second\n");
+        // Without a lingering process the same files are reused and emptied.
+        let third = run_in(argv(&["sh", "-c", "echo third"]));
+        assert_eq!(String::from_utf8_lossy(&third.stdout), "third\n");
+    }
+
+    #[test]
     fn exec_failure_is_an_error_not_a_run() {
         let argv = vec!["x".to_string()];
         let program = PathBuf::from("/etc/hostname");
@@ -861,9 +727,11 @@ mod tests {
             extra_env: &[],
             pin: None,
             timeout: None,
-            stdout_limit: 10,
+            stdout: Keep::Head(10),
         };
-        let err = spawn(&req, None).unwrap_err().to_string();
+        let err = spawn(&req, &mut Capture::new().unwrap(), None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cannot execute"), "{err}");
     }
 
@@ -878,14 +746,14 @@ mod tests {
             extra_env: &[],
             pin: Some(0),
             timeout: None,
-            stdout_limit: 10,
+            stdout: Keep::Head(10),
         };
         let mut seen = 0;
         let mut callback = |pid: i32| {
             seen = pid;
             Ok(())
         };
-        let out = spawn(&req, Some(&mut callback)).unwrap();
+        let out = spawn(&req, &mut Capture::new().unwrap(), Some(&mut callback)).unwrap();
         assert!(out.exit.success());
         assert!(seen > 0);
     }
