@@ -148,6 +148,12 @@ pub fn sentence(
         fmt_ratio(look.low),
         fmt_ratio(look.high)
     );
+    if look.n_a == 0 || look.n_b == 0 {
+        return format!(
+            "{a} vs {b} on {metric} is not decided: no measured runs ({} + {})",
+            look.n_a, look.n_b
+        );
+    }
     let change = describe_change(look.ratio, higher_is_better);
     let margin_pct = format!("±{}%", format::trimmed(margin * 100.0));
     match look.verdict {
@@ -181,6 +187,9 @@ fn hint(look: &Look, margin: f64) -> Option<String> {
     if look.verdict != Verdict::Unknown {
         return None;
     }
+    if look.n_a.min(look.n_b) == 0 {
+        return None;
+    }
     let n = look.n_a.min(look.n_b) as f64;
     let (low, high) = (look.low.ln(), look.high.ln());
     if !(low.is_finite() && high.is_finite()) {
@@ -201,7 +210,9 @@ fn hint(look: &Look, margin: f64) -> Option<String> {
 }
 
 pub fn fmt_ratio(r: f64) -> String {
-    if r.is_finite() {
+    if r.is_nan() {
+        "n/a".to_string()
+    } else if r.is_finite() {
         format!("{r:.3}")
     } else if r > 0.0 {
         "∞".to_string()
@@ -272,5 +283,16 @@ mod tests {
         let h = hint(&l, 0.01).unwrap();
         assert!(h.contains("runs per command"), "{h}");
         assert!(hint(&look(1.0, 0.99, 1.01, Verdict::Same), 0.01).is_none());
+    }
+
+    #[test]
+    fn no_runs_on_a_side_is_said_not_printed_as_numbers() {
+        let mut l = look(f64::NAN, f64::NAN, f64::NAN, Verdict::Unknown);
+        l.n_a = 0;
+        l.n_b = 0;
+        let s = sentence("wall", ["A", "B"], &l, 0.01, false);
+        assert_eq!(s, "A vs B on wall is not decided: no measured runs (0 + 0)");
+        assert!(hint(&l, 0.01).is_none());
+        assert_eq!(fmt_ratio(f64::NAN), "n/a");
     }
 }

@@ -70,7 +70,7 @@ pub fn run(
 
     let mut state = Loop::new(options, spawn_overhead);
     let status = state.execute(&mut runner, &commands, &mut rng, started, on_progress);
-    if let (Some(o), None) = (spawn_overhead, state.correction) {
+    if let (Some(o), None, true) = (spawn_overhead, state.correction, state.correction_decided) {
         notes.push(format!(
             "process start ({}) is over {:.0}% of a run, so wall is not corrected for it",
             crate::report::format::value(o, Unit::Seconds),
@@ -121,6 +121,8 @@ struct Loop<'a> {
     spawn_overhead: Option<f64>,
     /// The process-start time subtracted from wall, once decided applicable.
     correction: Option<f64>,
+    /// Whether the first runs were there to decide it.
+    correction_decided: bool,
 }
 
 impl<'a> Loop<'a> {
@@ -133,6 +135,7 @@ impl<'a> Loop<'a> {
             looks: Vec::new(),
             spawn_overhead,
             correction: None,
+            correction_decided: false,
         }
     }
 
@@ -148,6 +151,7 @@ impl<'a> Loop<'a> {
             })
             .collect();
         self.correction = overhead::applicable(o, &first_walls).then_some(o);
+        self.correction_decided = first_walls.iter().all(|w| w.is_finite());
     }
 
     fn execute(

@@ -71,6 +71,22 @@ pub fn ratio_change(ratio: f64) -> String {
     format!("{:+.1}%", (ratio - 1.0) * 100.0)
 }
 
+/// A ratio to four places, "n/a" when there is none (no runs on a side).
+pub fn ratio_cell(ratio: f64) -> String {
+    if ratio.is_nan() {
+        return "n/a".to_string();
+    }
+    format!("{ratio:.4}")
+}
+
+/// A ratio's interval, "[0.9812, 1.0134]", or "n/a" without one.
+pub fn interval_cell(low: f64, high: f64) -> String {
+    if low.is_nan() || high.is_nan() {
+        return "n/a".to_string();
+    }
+    format!("[{low:.4}, {high:.4}]")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

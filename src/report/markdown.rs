@@ -1,6 +1,6 @@
 //! `--markdown FILE`: a compact report fit for a pull-request comment.
 
-use super::format::{p_value, ratio_change, value};
+use super::format::{interval_cell, p_value, ratio_cell, ratio_change, value};
 use crate::compare::{CompareReport, State};
 use std::fmt::Write;
 
@@ -36,14 +36,13 @@ pub fn render(report: &CompareReport) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.4} | {} | [{:.4}, {:.4}] | **{}** | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | **{}** | {} | {} |",
             escape(&m.name),
             median(&m.a),
             median(&m.b),
-            m.ratio,
+            ratio_cell(m.ratio),
             ratio_change(m.ratio),
-            m.ci_low,
-            m.ci_high,
+            interval_cell(m.ci_low, m.ci_high),
             m.verdict,
             m.welch_p_holm
                 .or(m.welch.as_ref().map(|w| w.p))

@@ -1,7 +1,9 @@
 //! The terminal report of `compare`: the verdict sentence first, then the table,
 //! then the numbers behind it. Colour only when asked (the CLI asks on a TTY).
 
-use super::format::{p_value, ratio_change, significant, trimmed, value};
+use super::format::{
+    interval_cell, p_value, ratio_cell, ratio_change, significant, trimmed, value,
+};
 use super::table::Table;
 use crate::compare::{CompareReport, MetricReport, State};
 use crate::run::metric::Unit;
@@ -49,8 +51,9 @@ pub fn render(report: &CompareReport, color: bool) -> String {
     let [a, b] = [&report.commands[0], &report.commands[1]];
     let _ = writeln!(
         out,
-        "ghostbench compare: A = {} `{}`, B = {} `{}`",
-        a.name, a.text, b.name, b.text
+        "ghostbench compare: A = {}, B = {}",
+        labelled("A", a),
+        labelled("B", b)
     );
     let _ = writeln!(out);
     out.push_str(&stop_cause(
@@ -85,6 +88,15 @@ pub fn render(report: &CompareReport, color: bool) -> String {
     out
 }
 
+/// "`cmd`", or "name `cmd`" when the user named it.
+fn labelled(side: &str, command: &crate::run::command::CommandSpec) -> String {
+    if command.name == side {
+        format!("`{}`", command.text)
+    } else {
+        format!("{} `{}`", command.name, command.text)
+    }
+}
+
 fn metric_table(report: &CompareReport, color: bool) -> String {
     let mut table = Table::new(&[
         "metric", "A median", "B median", "B/A", "change", "CI", "verdict",
@@ -97,9 +109,9 @@ fn metric_table(report: &CompareReport, color: bool) -> String {
             m.name.clone(),
             median(&m.a),
             median(&m.b),
-            format!("{:.4}", m.ratio),
+            ratio_cell(m.ratio),
             ratio_change(m.ratio),
-            format!("[{:.4}, {:.4}]", m.ci_low, m.ci_high),
+            interval_cell(m.ci_low, m.ci_high),
             paint(m.verdict, color),
         ]);
     }
@@ -161,7 +173,9 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
             shift(hl.high)
         );
     }
-    let _ = writeln!(out, "  Cliff's delta: {:+.3}", m.cliffs_delta);
+    if m.cliffs_delta.is_finite() {
+        let _ = writeln!(out, "  Cliff's delta: {:+.3}", m.cliffs_delta);
+    }
     let holm = report.metrics.len() > 1;
     if let Some(w) = &m.welch {
         let adjusted = m
@@ -211,13 +225,13 @@ fn footer(report: &CompareReport) -> String {
     let mut out = String::new();
     if let Some(o) = report.spawn_overhead_s {
         let applied = if report.spawn_correction_applied {
-            "subtracted from wall"
+            "subtracted from wall; --no-spawn-correction keeps raw wall"
         } else {
             "not subtracted"
         };
         let _ = writeln!(
             out,
-            "process start: {} ({applied}; --no-spawn-correction to keep raw wall)",
+            "process start: {} ({applied})",
             value(o, Unit::Seconds)
         );
     }
