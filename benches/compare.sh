@@ -7,13 +7,14 @@
 # 3. Runs needed for a decided verdict on a 10% difference between two ~5 ms
 #    commands: ghostbench's adaptive stop vs hyperfine's default run count.
 #
-# Usage: benches/compare.sh [RUNS] [REPS]   (parts 1-2 use RUNS and 3×RUNS per
-# command, repeated REPS times; defaults 100 and 5)
+# Usage: benches/compare.sh [RUNS] [REPS] [SEEDS]   (parts 1-2 use RUNS and 3×RUNS
+# per command, repeated REPS times; part 3 runs SEEDS experiments; defaults 100, 5, 10)
 # Needs: hyperfine, cc, python3; perf for the own-CPU columns. Prints Markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100}
 reps=${2:-5}
+seeds=${3:-10}
 for tool in hyperfine cc python3; do
   command -v "$tool" >/dev/null || { echo "benches/compare.sh needs $tool" >&2; exit 1; }
 done
@@ -127,9 +128,9 @@ echo "| seed | ghostbench verdict | ghostbench runs per command | ratio [CI] | h
 echo "|---|---|---:|---|---:|"
 hyperfine -N --style none --export-json "$work/hf10.json" "$work/spin $k" "$work/spin $k_b" >/dev/null 2>&1
 hf_runs=$(python3 -c "import json; print(len(json.load(open('$work/hf10.json'))['results'][0]['times']))")
-for seed in 1 2 3 4 5; do
+for seed in $(seq 1 "$seeds"); do
   "$gb" compare "$work/spin $k" "$work/spin $k_b" --seed "$seed" --quiet --json "$work/d.json" >/dev/null
-  python3 - "$seed" "$hf_runs" "$work/d.json" <<'EOF'
+  python3 - "$seed" "$hf_runs" "$work/d.json" <<'EOF' | tee -a "$work/verdicts.txt"
 import json, sys
 seed, hf_runs, path = sys.argv[1], sys.argv[2], sys.argv[3]
 r = json.load(open(path)); m = r["metrics"][0]
@@ -137,3 +138,16 @@ n = sum(1 for x in r["runs"] if x["side"] == 0 and not x["warmup"])
 print(f"| {seed} | {m['verdict']} | {n} | {m['ratio']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] | {hf_runs} |")
 EOF
 done
+python3 - "$work/verdicts.txt" <<'EOF'
+import statistics, sys
+rows = [line.split("|") for line in open(sys.argv[1])]
+runs = [int(r[3]) for r in rows]
+decided = sum(1 for r in rows if r[2].strip() in ("SLOWER", "FASTER"))
+covered = 0
+for r in rows:
+    low, high = r[4].split("[")[1].rstrip("] ").split(",")
+    covered += float(low) <= 1.10 <= float(high)
+print()
+print(f"{decided}/{len(rows)} decided; runs per command median {statistics.median(runs):g}, max {max(runs)}; "
+      f"{sum(1 for n in runs if n < 10)}/{len(rows)} in fewer than 10; {covered}/{len(rows)} CIs contain 1.10")
+EOF
