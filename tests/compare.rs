@@ -237,7 +237,7 @@ fn crashes_timeouts_and_missing_metrics_are_one_line_causes() {
 }
 
 #[test]
-fn a_missing_program_is_an_error_before_any_run() {
+fn a_missing_program_or_cpu_is_an_error_before_any_run() {
     let _timing = timing_lock();
     ghostbench()
         .args([
@@ -256,6 +256,13 @@ fn a_missing_program_is_an_error_before_any_run() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("unbalanced quotes"));
+    ghostbench()
+        .args(["compare", "true", "true", "--pin", "100000", "--quiet"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "--pin 100000: CPU 100000 is not available to this process",
+        ));
 }
 
 #[test]

@@ -110,6 +110,9 @@ impl CompareArgs {
                 self.max_runs
             );
         }
+        if let Some(cpu) = self.pin {
+            spawn::check_pin(cpu)?;
+        }
         let name = |i: usize, default: &str| {
             self.names
                 .get(i)

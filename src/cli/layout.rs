@@ -92,6 +92,9 @@ pub enum EstimatorArg {
 
 impl LayoutArgs {
     pub fn to_options(&self) -> Result<LayoutOptions> {
+        if let Some(cpu) = self.pin {
+            spawn::check_pin(cpu)?;
+        }
         let mut builds = Vec::new();
         for text in &self.builds {
             let (name, template) = text

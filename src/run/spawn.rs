@@ -208,6 +208,34 @@ fn spawn_direct(
     }
 }
 
+/// Check `--pin CPU` before anything runs: the CPU must be one this process may
+/// use, so a typo is a clear input error instead of a failed first run.
+pub fn check_pin(cpu: usize) -> Result<()> {
+    let allowed = allowed_cpus().context("cannot read this process's CPU affinity")?;
+    if allowed.contains(&cpu) {
+        return Ok(());
+    }
+    let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
+    Err(anyhow!(
+        "--pin {cpu}: CPU {cpu} is not available to this process (allowed: {})",
+        list.join(", ")
+    ))
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> std::io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; the call gets a valid pointer and size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect())
+    }
+}
+
 /// Pins the calling thread to one CPU and restores its affinity on drop.
 struct PinnedThread {
     saved: libc::cpu_set_t,
@@ -756,6 +784,15 @@ mod tests {
         let out = spawn(&req, &mut Capture::new().unwrap(), Some(&mut callback)).unwrap();
         assert!(out.exit.success());
         assert!(seen > 0);
+    }
+
+    #[test]
+    fn pin_accepts_allowed_cpus_and_names_them_otherwise() {
+        let allowed = allowed_cpus().unwrap();
+        assert!(check_pin(allowed[0]).is_ok());
+        let err = check_pin(100_000).unwrap_err().to_string();
+        assert!(err.contains("CPU 100000 is not available"), "{err}");
+        assert!(err.contains(&allowed[0].to_string()), "{err}");
     }
 
     #[test]
