@@ -7,8 +7,8 @@
 
 use super::analysis::{self, MetricInput};
 use super::{
-    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Order, Settings,
-    SimulationReport, State, Status, SCHEMA_VERSION,
+    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Order, SimulationReport,
+    State, Status, SCHEMA_VERSION,
 };
 use crate::run::counters::{self, Availability};
 use crate::run::environment;
@@ -97,7 +97,7 @@ pub fn run(
         schema: "ghostbench.compare",
         schema_version: SCHEMA_VERSION,
         commands: options.commands.to_vec(),
-        settings: settings(options),
+        settings: options.clone(),
         status,
         environment,
         spawn_overhead_s: spawn_overhead,
@@ -470,25 +470,5 @@ fn simulate(commands: &[Prepared; 2], timeout: Option<Duration>) -> SimulationRe
         unavailable: None,
         results,
         errors,
-    }
-}
-
-fn settings(o: &CompareOptions) -> Settings {
-    Settings {
-        metrics: o.metrics.iter().map(|m| m.label()).collect(),
-        higher_is_better: o.higher_is_better,
-        margin: o.margin,
-        alpha: o.alpha,
-        warmup: o.warmup,
-        min_runs: o.min_runs,
-        max_runs: o.max_runs,
-        max_time_s: o.max_time.as_secs_f64(),
-        order: o.order,
-        env_jitter: o.env_jitter,
-        spawn_correction: o.spawn_correction,
-        pin: o.pin,
-        prepare: o.prepare.as_ref().map(|p| p.text.clone()),
-        timeout_s: o.timeout.map(|t| t.as_secs_f64()),
-        seed: o.seed,
     }
 }

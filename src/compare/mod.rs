@@ -32,10 +32,13 @@ pub enum Order {
     Random,
 }
 
-/// Everything `compare` needs, one field per option.
-#[derive(Debug, Clone)]
+/// Everything `compare` needs, one field per option. Echoed into the report as
+/// its `settings` (the commands, counters and simulation have sections of their own).
+#[derive(Debug, Clone, Serialize)]
 pub struct CompareOptions {
+    #[serde(skip)]
     pub commands: [CommandSpec; 2],
+    #[serde(serialize_with = "metric_labels")]
     pub metrics: Vec<MetricSpec>,
     pub higher_is_better: bool,
     pub margin: f64,
@@ -43,18 +46,52 @@ pub struct CompareOptions {
     pub warmup: usize,
     pub min_runs: usize,
     pub max_runs: usize,
+    #[serde(rename = "max_time_s", serialize_with = "seconds")]
     pub max_time: Duration,
     pub order: Order,
     pub env_jitter: bool,
     pub spawn_correction: bool,
     pub pin: Option<usize>,
+    #[serde(serialize_with = "command_text")]
     pub prepare: Option<CommandSpec>,
+    #[serde(rename = "timeout_s", serialize_with = "optional_seconds")]
     pub timeout: Option<Duration>,
+    #[serde(skip)]
     pub counters: bool,
+    #[serde(skip)]
     pub simulate: bool,
     pub seed: u64,
-    /// How the tool was invoked, for the record.
+    /// How the tool was invoked, for the record (the environment section has it).
+    #[serde(skip)]
     pub command_line: Vec<String>,
+}
+
+fn metric_labels<S: serde::Serializer>(metrics: &[MetricSpec], out: S) -> Result<S::Ok, S::Error> {
+    out.collect_seq(metrics.iter().map(MetricSpec::label))
+}
+
+fn seconds<S: serde::Serializer>(duration: &Duration, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_f64(duration.as_secs_f64())
+}
+
+fn optional_seconds<S: serde::Serializer>(
+    duration: &Option<Duration>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    match duration {
+        Some(d) => out.serialize_some(&d.as_secs_f64()),
+        None => out.serialize_none(),
+    }
+}
+
+fn command_text<S: serde::Serializer>(
+    command: &Option<CommandSpec>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    match command {
+        Some(c) => out.serialize_some(&c.text),
+        None => out.serialize_none(),
+    }
 }
 
 /// How the experiment ended.
@@ -73,26 +110,6 @@ pub enum State {
 
 /// How the experiment ended.
 pub type Status = crate::run::Status<State>;
-
-/// The settings that shaped the result, echoed into the report.
-#[derive(Debug, Clone, Serialize)]
-pub struct Settings {
-    pub metrics: Vec<String>,
-    pub higher_is_better: bool,
-    pub margin: f64,
-    pub alpha: f64,
-    pub warmup: usize,
-    pub min_runs: usize,
-    pub max_runs: usize,
-    pub max_time_s: f64,
-    pub order: Order,
-    pub env_jitter: bool,
-    pub spawn_correction: bool,
-    pub pin: Option<usize>,
-    pub prepare: Option<String>,
-    pub timeout_s: Option<f64>,
-    pub seed: u64,
-}
 
 /// Hardware counters: per counter, the medians of both commands; or why there are none.
 #[derive(Debug, Clone, Serialize)]
@@ -124,7 +141,7 @@ pub struct CompareReport {
     pub schema: &'static str,
     pub schema_version: u32,
     pub commands: Vec<CommandSpec>,
-    pub settings: Settings,
+    pub settings: CompareOptions,
     pub status: Status,
     pub environment: Environment,
     /// Median wall time of a no-op process start, subtracted from `wall` when applied.
