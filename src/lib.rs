@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod code;
 pub mod compare;
+pub mod elf;
 pub mod layout;
 pub mod probe;
 pub mod report;

@@ -3,12 +3,10 @@
 //! back to the dynamic symbol table for stripped binaries.
 
 use super::demangle::demangle;
-use anyhow::{bail, Context, Result};
-use memmap2::Mmap;
+use crate::elf::{machine_name, EM_X86_64};
+use anyhow::{bail, Result};
 use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind};
 use serde::Serialize;
-use std::fs::File;
-use std::path::Path;
 
 /// Which symbol table the functions came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,101 +53,17 @@ pub struct ElfImage<'a> {
     pub warnings: Vec<String>,
 }
 
-/// Map a file read-only. The map is what every borrowed slice points into.
-pub fn map(path: &Path) -> Result<Mmap> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    // SAFETY: the map is read-only; a file changed underneath us while we read
-    // it can give wrong numbers, never memory unsafety in safe code that only
-    // reads bytes (we never hand out references across a remap).
-    unsafe { Mmap::map(&file) }.with_context(|| format!("cannot map {}", path.display()))
-}
-
-const EM_X86_64: u16 = 62;
-
-fn machine_name(machine: u16) -> String {
-    let name = match machine {
-        3 => "i386 (32-bit x86)",
-        8 => "MIPS",
-        20 => "PowerPC",
-        21 => "PowerPC64",
-        22 => "s390",
-        40 => "ARM",
-        62 => "x86-64",
-        183 => "AArch64",
-        243 => "RISC-V",
-        258 => "LoongArch",
-        _ => return format!("machine {machine}"),
-    };
-    format!("{name} (e_machine {machine})")
-}
-
-/// Check the ELF header by hand before `object` sees the file, so the common
-/// bad inputs get a plain sentence instead of a parser's internal message.
-pub fn check_header(data: &[u8]) -> Result<()> {
-    if data.len() < 4 || &data[..4] != b"\x7fELF" {
-        if data.is_empty() {
-            bail!("not an ELF file: it is empty");
-        }
-        bail!("not an ELF file (no \\x7fELF magic at the start)");
-    }
-    if data.len() < 64 {
-        bail!(
-            "truncated ELF file: {} bytes, shorter than an ELF header",
-            data.len()
-        );
-    }
-    let class = data[4];
-    let little = match data[5] {
-        1 => true,
-        2 => false,
-        other => bail!("not a valid ELF file: unknown byte order {other}"),
-    };
-    let u16_at = |at: usize| {
-        let b = [data[at], data[at + 1]];
-        if little {
-            u16::from_le_bytes(b)
-        } else {
-            u16::from_be_bytes(b)
-        }
-    };
-    let machine = u16_at(18);
-    if machine != EM_X86_64 || class != 2 {
-        bail!(
-            "not x86-64: the ELF file is for {}{}",
-            machine_name(machine),
-            if class == 1 { ", 32-bit" } else { "" }
-        );
-    }
-    let u64_at = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&data[at..at + 8]);
-        u64::from_le_bytes(b)
-    };
-    let len = data.len() as u64;
-    let (phoff, phentsize, phnum) = (u64_at(0x20), u16_at(0x36) as u64, u16_at(0x38) as u64);
-    let (shoff, shentsize, shnum) = (u64_at(0x28), u16_at(0x3a) as u64, u16_at(0x3c) as u64);
-    let end_of = |off: u64, size: u64, count: u64| off.saturating_add(size.saturating_mul(count));
-    if phnum > 0 && end_of(phoff, phentsize, phnum) > len {
-        bail!(
-            "truncated ELF file: the program headers end at byte {} but the file has {len} bytes",
-            end_of(phoff, phentsize, phnum)
-        );
-    }
-    // shnum == 0 with a table means extended numbering: at least entry 0 exists.
-    let shnum = if shoff != 0 && shnum == 0 { 1 } else { shnum };
-    if shoff != 0 && end_of(shoff, shentsize, shnum) > len {
-        bail!(
-            "truncated ELF file: the section headers end at byte {} but the file has {len} bytes",
-            end_of(shoff, shentsize, shnum)
-        );
-    }
-    Ok(())
-}
-
 /// Parse the file and list its functions. `keep` filters by demangled name
 /// before anything costly happens.
 pub fn read<'a>(data: &'a [u8], keep: &dyn Fn(&str) -> bool) -> Result<ElfImage<'a>> {
-    check_header(data)?;
+    let header = crate::elf::check_header(data)?;
+    if header.machine != EM_X86_64 || !header.is_64 {
+        bail!(
+            "not x86-64: the ELF file is for {}{}",
+            machine_name(header.machine),
+            if header.is_64 { "" } else { ", 32-bit" }
+        );
+    }
     let file =
         object::File::parse(data).map_err(|e| anyhow::anyhow!("not a valid ELF file: {e}"))?;
     let kind = match file.kind() {
@@ -294,26 +208,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_errors_are_plain_sentences() {
-        let text = check_header(b"hello world\n").unwrap_err().to_string();
+    fn other_targets_and_bad_headers_are_plain_sentences() {
+        let text = read(b"hello world\n", &|_| true).unwrap_err().to_string();
         assert!(text.starts_with("not an ELF file"), "{text}");
-        let short = check_header(b"\x7fELF\x02\x01").unwrap_err().to_string();
-        assert!(short.starts_with("truncated ELF file"), "{short}");
         let mut header = vec![0u8; 64];
         header[..4].copy_from_slice(b"\x7fELF");
         header[4] = 2;
         header[5] = 1;
         header[18] = 183;
-        let arm = check_header(&header).unwrap_err().to_string();
-        assert!(arm.contains("AArch64"), "{arm}");
-        header[18] = 62;
-        header[0x28] = 0x40; // section headers at 64, 1 entry of 64 bytes: past the end
-        header[0x3a] = 64;
-        header[0x3c] = 1;
-        let cut = check_header(&header).unwrap_err().to_string();
+        let arm = read(&header, &|_| true).unwrap_err().to_string();
+        assert_eq!(
+            arm,
+            "not x86-64: the ELF file is for AArch64 (e_machine 183)"
+        );
+        header[4] = 1;
+        header[18] = 3;
+        let i386 = read(&header[..52], &|_| true).unwrap_err().to_string();
         assert!(
-            cut.starts_with("truncated ELF file: the section headers"),
-            "{cut}"
+            i386.ends_with("i386 (32-bit x86) (e_machine 3), 32-bit"),
+            "{i386}"
         );
     }
 }

@@ -100,9 +100,10 @@ pub fn analyze(
     filter: Option<&Regex>,
     with_text: bool,
 ) -> Result<Analysis> {
-    let map = elf::map(path)?;
+    let mapped = crate::elf::Mapped::open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let keep = |name: &str| filter.map_or(true, |re| re.is_match(name));
-    let image = elf::read(&map, &keep).with_context(|| path.display().to_string())?;
+    let image = elf::read(mapped.bytes(), &keep).with_context(|| path.display().to_string())?;
     let mut warnings = image.warnings.clone();
 
     // Unique (section, address, size) ranges, disassembled in parallel.

@@ -66,7 +66,7 @@ struct UnitResult {
 
 /// Read every struct of `path` (and its split DWARF).
 pub fn read_binary(path: &Path) -> Result<Parsed> {
-    let mapped = elf::Mapped::open(path)?;
+    let mapped = elf::open(path)?;
     let file = elf::parse(path, mapped.bytes())?;
     let sections = elf::Sections::load(path, &file, false)?;
     if !sections.has_debug_info() {
@@ -80,7 +80,7 @@ pub fn read_binary(path: &Path) -> Result<Parsed> {
     // A .dwp package next to the binary holds every split unit.
     let dwp_path = PathBuf::from(format!("{}.dwp", path.display()));
     let dwp_mapped = if dwp_path.is_file() {
-        Some(elf::Mapped::open(&dwp_path)?)
+        Some(elf::open(&dwp_path)?)
     } else {
         None
     };
@@ -237,7 +237,7 @@ fn read_unit<'a>(
         ));
         return Ok(r);
     };
-    let mapped = elf::Mapped::open(found)?;
+    let mapped = elf::open(found)?;
     let file = elf::parse(found, mapped.bytes())?;
     let sections = elf::Sections::load(found, &file, true)?;
     let mut split = sections.dwarf();

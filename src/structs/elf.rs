@@ -2,11 +2,11 @@
 //! decompression of zlib/zstd sections, and the clear errors for input that is not
 //! ELF, is truncated, or has no debug info.
 
+pub use crate::elf::Mapped;
+use crate::elf::{check_header, HeaderError};
 use gimli::{EndianSlice, RunTimeEndian, SectionId};
-use memmap2::Mmap;
 use object::{Object, ObjectSection};
 use std::borrow::Cow;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Input problems the CLI maps to their own exit codes.
@@ -25,41 +25,25 @@ pub enum InputError {
     NoDebugInfo { path: PathBuf },
 }
 
-/// A read-only map of a file. Empty files cannot be mapped, so they are kept as `None`.
-pub struct Mapped {
-    map: Option<Mmap>,
-}
-
-impl Mapped {
-    pub fn open(path: &Path) -> Result<Mapped, InputError> {
-        let open_error = |source| InputError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(open_error)?;
-        let len = file.metadata().map_err(open_error)?.len();
-        if len == 0 {
-            return Ok(Mapped { map: None });
-        }
-        // SAFETY: the map is read-only; a file truncated under us while we read it
-        // could fault, which is the documented risk of every mmap-based reader (pahole
-        // and gdb included). We never write through it.
-        let map = unsafe { Mmap::map(&file) }.map_err(open_error)?;
-        Ok(Mapped { map: Some(map) })
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
-    }
+/// Open and map `path`, with the error structs reports.
+pub fn open(path: &Path) -> Result<Mapped, InputError> {
+    Mapped::open(path).map_err(|source| InputError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Parse `bytes` as ELF, with the not-ELF and truncated cases told apart.
 pub fn parse<'a>(path: &Path, bytes: &'a [u8]) -> Result<object::File<'a>, InputError> {
-    if !bytes.starts_with(b"\x7fELF") {
-        return Err(InputError::NotElf {
+    check_header(bytes).map_err(|e| match e {
+        HeaderError::Empty | HeaderError::NotElf => InputError::NotElf {
             path: path.to_path_buf(),
-        });
-    }
+        },
+        HeaderError::Truncated(detail) | HeaderError::Invalid(detail) => InputError::Corrupt {
+            path: path.to_path_buf(),
+            detail,
+        },
+    })?;
     let file = object::File::parse(bytes).map_err(|e| InputError::Corrupt {
         path: path.to_path_buf(),
         detail: e.to_string(),

@@ -1,0 +1,207 @@
+//! Opening binaries, shared by `code` and `structs`: a read-only memory map, and
+//! the ELF header checks that give the common bad inputs (empty, not ELF,
+//! truncated) one plain sentence before a parser sees them.
+
+use memmap2::Mmap;
+use std::fs::File;
+use std::path::Path;
+
+/// A read-only map of a file. Empty files cannot be mapped, so they are kept as `None`.
+pub struct Mapped {
+    map: Option<Mmap>,
+}
+
+impl Mapped {
+    pub fn open(path: &Path) -> std::io::Result<Mapped> {
+        let file = File::open(path)?;
+        if file.metadata()?.len() == 0 {
+            return Ok(Mapped { map: None });
+        }
+        // SAFETY: the map is read-only; a file truncated under us while we read it
+        // could fault, which is the documented risk of every mmap-based reader (pahole,
+        // gdb and objdump included). We never write through it.
+        let map = unsafe { Mmap::map(&file) }?;
+        Ok(Mapped { map: Some(map) })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+/// Why bytes are not a usable ELF file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("not an ELF file: it is empty")]
+    Empty,
+    #[error("not an ELF file (no \\x7fELF magic at the start)")]
+    NotElf,
+    #[error("truncated ELF file: {0}")]
+    Truncated(String),
+    #[error("not a valid ELF file: {0}")]
+    Invalid(String),
+}
+
+/// What the header says about the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// `e_machine`, e.g. 62 for x86-64.
+    pub machine: u16,
+    pub is_64: bool,
+}
+
+pub const EM_X86_64: u16 = 62;
+
+/// Check the ELF identification and that the program and section header tables
+/// lie inside the file, for 32- and 64-bit files of either byte order.
+pub fn check_header(data: &[u8]) -> Result<Header, HeaderError> {
+    if data.is_empty() {
+        return Err(HeaderError::Empty);
+    }
+    if !data.starts_with(b"\x7fELF") {
+        return Err(HeaderError::NotElf);
+    }
+    let is_64 = match data.get(4) {
+        Some(1) => false,
+        Some(2) => true,
+        Some(other) => return Err(HeaderError::Invalid(format!("unknown class {other}"))),
+        None => return Err(short(data)),
+    };
+    let little = match data.get(5) {
+        Some(1) => true,
+        Some(2) => false,
+        Some(other) => return Err(HeaderError::Invalid(format!("unknown byte order {other}"))),
+        None => return Err(short(data)),
+    };
+    let header_size = if is_64 { 64 } else { 52 };
+    if data.len() < header_size {
+        return Err(short(data));
+    }
+    let field = |at: usize, width: usize| {
+        let bytes = &data[at..at + width];
+        let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
+        if little {
+            bytes.iter().rev().fold(0, fold)
+        } else {
+            bytes.iter().fold(0, fold)
+        }
+    };
+    // (offset, entry size, count) of the program and section header tables.
+    let (program, section) = if is_64 {
+        (
+            (field(0x20, 8), field(0x36, 2), field(0x38, 2)),
+            (field(0x28, 8), field(0x3a, 2), field(0x3c, 2)),
+        )
+    } else {
+        (
+            (field(0x1c, 4), field(0x2a, 2), field(0x2c, 2)),
+            (field(0x20, 4), field(0x2e, 2), field(0x30, 2)),
+        )
+    };
+    let len = data.len() as u64;
+    let end =
+        |(offset, size, count): (u64, u64, u64)| offset.saturating_add(size.saturating_mul(count));
+    if program.2 > 0 && end(program) > len {
+        return Err(HeaderError::Truncated(format!(
+            "the program headers end at byte {} but the file has {len} bytes",
+            end(program)
+        )));
+    }
+    // A count of 0 with a table means extended numbering: at least entry 0 exists.
+    let section = if section.0 != 0 && section.2 == 0 {
+        (section.0, section.1, 1)
+    } else {
+        section
+    };
+    if section.0 != 0 && end(section) > len {
+        return Err(HeaderError::Truncated(format!(
+            "the section headers end at byte {} but the file has {len} bytes",
+            end(section)
+        )));
+    }
+    Ok(Header {
+        machine: field(18, 2) as u16,
+        is_64,
+    })
+}
+
+fn short(data: &[u8]) -> HeaderError {
+    HeaderError::Truncated(format!("{} bytes, shorter than an ELF header", data.len()))
+}
+
+/// "AArch64 (e_machine 183)", for errors about the wrong target.
+pub fn machine_name(machine: u16) -> String {
+    let name = match machine {
+        3 => "i386 (32-bit x86)",
+        8 => "MIPS",
+        20 => "PowerPC",
+        21 => "PowerPC64",
+        22 => "s390",
+        40 => "ARM",
+        62 => "x86-64",
+        183 => "AArch64",
+        243 => "RISC-V",
+        258 => "LoongArch",
+        _ => return format!("machine {machine}"),
+    };
+    format!("{name} (e_machine {machine})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(is_64: bool, little: bool) -> Vec<u8> {
+        let mut bytes = vec![0u8; if is_64 { 64 } else { 52 }];
+        bytes[..4].copy_from_slice(b"\x7fELF");
+        bytes[4] = if is_64 { 2 } else { 1 };
+        bytes[5] = if little { 1 } else { 2 };
+        bytes
+    }
+
+    #[test]
+    fn bad_inputs_are_told_apart() {
+        assert_eq!(check_header(b""), Err(HeaderError::Empty));
+        assert_eq!(check_header(b"hello world\n"), Err(HeaderError::NotElf));
+        let short = check_header(b"\x7fELF\x02\x01").unwrap_err().to_string();
+        assert_eq!(
+            short,
+            "truncated ELF file: 6 bytes, shorter than an ELF header"
+        );
+        let mut odd = header(true, true);
+        odd[4] = 9;
+        assert!(matches!(check_header(&odd), Err(HeaderError::Invalid(_))));
+    }
+
+    #[test]
+    fn reads_machine_and_table_bounds_in_every_class_and_byte_order() {
+        // 64-bit little-endian AArch64: e_machine 183 at byte 18.
+        let mut arm = header(true, true);
+        arm[18] = 183;
+        let parsed = check_header(&arm).unwrap();
+        assert_eq!((parsed.machine, parsed.is_64), (183, true));
+        assert_eq!(machine_name(parsed.machine), "AArch64 (e_machine 183)");
+
+        // Section headers at 64, one entry of 64 bytes: past the end of a 64-byte file.
+        arm[0x28] = 0x40;
+        arm[0x3a] = 64;
+        arm[0x3c] = 1;
+        let cut = check_header(&arm).unwrap_err().to_string();
+        assert_eq!(
+            cut,
+            "truncated ELF file: the section headers end at byte 128 but the file has 64 bytes"
+        );
+
+        // 32-bit big-endian PowerPC (20) with program headers at 52, 2 × 32 bytes.
+        let mut ppc = header(false, false);
+        ppc[19] = 20;
+        ppc[0x1f] = 52;
+        ppc[0x2b] = 32;
+        ppc[0x2d] = 2;
+        let cut = check_header(&ppc).unwrap_err().to_string();
+        assert!(cut.contains("program headers end at byte 116"), "{cut}");
+        ppc.resize(116, 0);
+        let parsed = check_header(&ppc).unwrap();
+        assert_eq!((parsed.machine, parsed.is_64), (20, false));
+    }
+}
