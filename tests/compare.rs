@@ -416,22 +416,60 @@ fn simulate_gives_identical_instruction_counts_for_the_same_command() {
 }
 
 #[test]
-fn markdown_report_is_a_table() {
+fn markdown_and_html_reports_carry_the_verdict() {
     let _timing = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let md = dir.path().join("r.md");
+    let (md, html, json) = (
+        dir.path().join("r.md"),
+        dir.path().join("r.html"),
+        dir.path().join("r.json"),
+    );
     ghostbench()
         .args([
             "compare",
             "sleep 0.01",
             "sleep 0.02",
+            "-n",
+            "ten<ms>",
+            "-n",
+            "twenty",
             "--quiet",
             "--markdown",
         ])
         .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .arg("--json")
+        .arg(&json)
         .assert()
         .success();
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("| wall |"), "{text}");
     assert!(text.contains("**SLOWER**"), "{text}");
+
+    let page = std::fs::read_to_string(&html).unwrap();
+    let report = read_json(&json);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    // Self-contained: nothing to fetch, no scripts.
+    for fetch in ["<script", "src=", "href=", "@import", "url("] {
+        assert!(!page.contains(fetch), "{fetch} in {page}");
+    }
+    assert!(page.contains("<span class=\"verdict SLOWER\">SLOWER</span>"));
+    let sentence = report["metrics"][0]["sentence"].as_str().unwrap();
+    assert!(
+        page.contains(&sentence.replace('<', "&lt;").replace('>', "&gt;")),
+        "{sentence}"
+    );
+    assert!(page.contains("ten&lt;ms&gt;") && !page.contains("ten<ms>"));
+    // The ratio's CI, the distribution, the run order: one point per measured run
+    // in the distribution.
+    let svgs: Vec<&str> = page.split("<svg").skip(1).collect();
+    assert_eq!(svgs.len(), 3, "{page}");
+    let measured = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["warmup"] == false)
+        .count();
+    assert_eq!(svgs[1].matches("<circle").count(), measured);
 }

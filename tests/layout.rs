@@ -49,6 +49,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     let src = fixture("layout", "work.c");
     let src = src.display();
     let json = dir.path().join("r.json");
+    let html = dir.path().join("r.html");
     ghostbench(dir.path())
         .args([
             "layout",
@@ -68,6 +69,8 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
             "--json",
         ])
         .arg(&json)
+        .arg("--html")
+        .arg(&html)
         .assert()
         .success()
         .stdout(predicates::str::contains("SLOWER"));
@@ -90,6 +93,17 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
         .collect();
     assert_eq!(sources, ["align", "shift", "shuffle", "env"]);
     assert_eq!(report["used_seeds"].as_array().unwrap().len(), 5);
+
+    // The HTML page: the verdict, then per metric the default-layout and
+    // across-layouts intervals (two estimates), one point per layout and build,
+    // and the per-layout lines.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<span class=\"verdict SLOWER\">SLOWER</span>"));
+    assert!(page.contains(c["sentence"].as_str().unwrap()));
+    let svgs: Vec<&str> = page.split("<svg").skip(1).collect();
+    assert_eq!(svgs.len(), 3, "{page}");
+    assert_eq!(svgs[0].matches("<circle").count(), 2);
+    assert_eq!(svgs[1].matches("<circle").count(), 2 * 5);
 
     // A second run reuses every build.
     ghostbench(dir.path())

@@ -253,24 +253,45 @@ fn unknown_probe_names_are_usage_errors() {
 }
 
 #[test]
-fn markdown_report_is_written() {
+fn markdown_and_html_reports_are_written() {
     let dir = tempfile::tempdir().unwrap();
-    let md = dir.path().join("probe.md");
+    let (md, html, json) = (
+        dir.path().join("probe.md"),
+        dir.path().join("probe.html"),
+        dir.path().join("probe.json"),
+    );
     ghostbench()
         .args([
             "probe",
             "--quick",
             "--quiet",
             "--only",
-            "alloc",
+            "split-lock,alloc",
             "--markdown",
         ])
         .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .arg("--json")
+        .arg(&json)
         .assert()
         .success();
     let text = std::fs::read_to_string(md).unwrap();
     assert!(text.starts_with("## ghostbench probe"));
     assert!(text.contains("== alloc =="));
+
+    // One sweep plot (split-lock: a point per measured cell, plus two legend
+    // markers) and the alloc table.
+    let page = std::fs::read_to_string(html).unwrap();
+    let report = read_json(&json);
+    let measured = rows(probe(&report, "split-lock"))
+        .iter()
+        .filter(|r| r["ns_per_op"].is_number())
+        .count();
+    let svgs: Vec<&str> = page.split("<svg").skip(1).collect();
+    assert_eq!(svgs.len(), 1, "{page}");
+    assert_eq!(svgs[0].matches("<circle").count(), measured + 2);
+    assert!(page.contains("<th>next straddles a line</th>"), "{page}");
 }
 
 #[test]

@@ -77,6 +77,7 @@ pub fn run(args: CodeArgs) -> Result<i32> {
 }
 
 fn write_outputs(report: &CodeReport, options: &CodeOptions, output: &OutputArgs) -> Result<()> {
+    output.note_html_unsupported("code");
     if let Some(path) = &output.json {
         json::write(report, path)?;
     }

@@ -3,7 +3,7 @@
 use super::exit;
 use super::output::OutputArgs;
 use crate::compare::{self, CompareOptions, CompareReport, Order, State};
-use crate::report::{json, markdown, terminal};
+use crate::report::{html, json, markdown, terminal};
 use crate::run::command::CommandSpec;
 use crate::run::metric::MetricSpec;
 use crate::run::spawn;
@@ -185,13 +185,17 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs) -> Result<i32> {
     Ok(exit_code(&report))
 }
 
-/// Write `--json` and `--markdown`, whatever the status.
+/// Write `--json`, `--markdown` and `--html`, whatever the status.
 fn write_outputs(report: &CompareReport, output: &OutputArgs) -> Result<()> {
     if let Some(path) = &output.json {
         json::write(report, path)?;
     }
     if let Some(path) = &output.markdown {
         json::write_atomically(path, markdown::render(report).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &output.html {
+        json::write_atomically(path, html::compare(report).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

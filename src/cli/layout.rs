@@ -5,7 +5,7 @@ use super::output::OutputArgs;
 use crate::layout::experiment::Phase;
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, State};
-use crate::report::{json, layout as report};
+use crate::report::{html, json, layout as report};
 use crate::run::metric::MetricSpec;
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
@@ -209,6 +209,10 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
     }
     if let Some(path) = &output.markdown {
         json::write_atomically(path, report::markdown(&report).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &output.html {
+        json::write_atomically(path, html::layout(&report).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let code = match report.status.state {

@@ -21,6 +21,9 @@ pub struct OutputArgs {
     /// Write a Markdown summary fit for a pull-request comment.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Write one self-contained HTML page with SVG plots (compare, layout, probe).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Colour in the terminal report.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -30,6 +33,13 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// For verbs without an HTML report: say so instead of ignoring `--html`.
+    pub fn note_html_unsupported(&self, verb: &str) {
+        if self.html.is_some() {
+            eprintln!("note: --html is not supported by {verb}; use --json");
+        }
+    }
+
     pub fn color(&self) -> bool {
         match self.color {
             ColorChoice::Always => true,

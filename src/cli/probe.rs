@@ -6,7 +6,7 @@ use super::compare::parse_duration;
 use super::exit;
 use super::output::OutputArgs;
 use crate::probe::{self, isolate, ProbeKind, ProbeOptions, ProbeReport};
-use crate::report::{json, probe as report};
+use crate::report::{html, json, probe as report};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
@@ -114,6 +114,10 @@ fn write_outputs(report: &ProbeReport, output: &OutputArgs) -> Result<()> {
     }
     if let Some(path) = &output.markdown {
         json::write_atomically(path, report::markdown(report).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &output.html {
+        json::write_atomically(path, html::probe(report).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

@@ -78,5 +78,6 @@ pub fn run(args: StructsArgs) -> Result<i32> {
     if args.output.markdown.is_some() {
         eprintln!("note: --markdown is not supported by structs yet; use --json or --sarif");
     }
+    args.output.note_html_unsupported("structs");
     Ok(exit::OK)
 }

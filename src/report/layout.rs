@@ -26,7 +26,7 @@ fn interval(estimate: f64, low: f64, high: f64) -> String {
     )
 }
 
-fn cells(row: &MatrixRow) -> (String, String, String) {
+pub(super) fn cells(row: &MatrixRow) -> (String, String, String) {
     match &row.comparison {
         None => ("baseline".into(), "baseline".into(), String::new()),
         Some(c) => (

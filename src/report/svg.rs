@@ -1,0 +1,463 @@
+//! SVG plots for the HTML reports, drawn with plotters into strings: the
+//! distribution of each side's values, values in run order, and intervals
+//! against a band (a ratio's CI against the equivalence margin). Text is left to
+//! the browser (SVG `<text>`), so no fonts are needed here.
+
+use crate::run::metric::Unit;
+use plotters::prelude::*;
+use plotters::style::RGBColor;
+
+/// Colours for series 0, 1, … (A, B, further builds), readable on white.
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+];
+
+const WIDTH: u32 = 760;
+
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One labelled sample.
+pub struct Series<'a> {
+    pub label: &'a str,
+    pub values: &'a [f64],
+}
+
+/// How values are shown on an axis: the unit scaled once for the whole plot.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    factor: f64,
+    suffix: &'static str,
+}
+
+impl Scale {
+    /// The scale that shows values up to `largest` (in `unit`) with few digits.
+    pub fn for_values(unit: Unit, largest: f64) -> Scale {
+        let scale = |factor, suffix| Scale { factor, suffix };
+        match unit {
+            Unit::Seconds | Unit::Nanoseconds => {
+                let ns = if unit == Unit::Seconds { 1e9 } else { 1.0 };
+                match largest * ns {
+                    x if x >= 1e9 => scale(ns / 1e9, "s"),
+                    x if x >= 1e6 => scale(ns / 1e6, "ms"),
+                    x if x >= 1e3 => scale(ns / 1e3, "µs"),
+                    _ => scale(ns, "ns"),
+                }
+            }
+            Unit::Kibibytes => match largest {
+                x if x >= 1024.0 * 1024.0 => scale(1.0 / (1024.0 * 1024.0), "GiB"),
+                x if x >= 1024.0 => scale(1.0 / 1024.0, "MiB"),
+                _ => scale(1.0, "KiB"),
+            },
+            Unit::None => scale(1.0, ""),
+        }
+    }
+
+    pub fn apply(self, x: f64) -> f64 {
+        x * self.factor
+    }
+
+    pub fn suffix(self) -> &'static str {
+        self.suffix
+    }
+}
+
+/// Any plotting failure becomes a short SVG that says so, never an error:
+/// a report must not be lost over a picture.
+fn finish(result: Result<(), String>, svg: String) -> String {
+    match result {
+        Ok(()) => svg,
+        Err(e) => format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"24\">\
+             <text x=\"4\" y=\"16\">plot unavailable: {}</text></svg>",
+            super::html::escape(&e)
+        ),
+    }
+}
+
+fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+/// Pad a range by 5% each side (and open up a zero-width one).
+fn padded((lo, hi): (f64, f64)) -> (f64, f64) {
+    let span = if hi > lo {
+        hi - lo
+    } else {
+        lo.abs().max(1e-12)
+    };
+    (lo - 0.05 * span, hi + 0.05 * span)
+}
+
+/// A deterministic vertical jitter in [-0.25, 0.25] for point `i`, so equal
+/// values stay visible and the picture is the same on every render.
+fn jitter(i: usize) -> f64 {
+    let golden = (i as f64 * 0.618_033_988_75).fract();
+    (golden - 0.5) * 0.5
+}
+
+fn quartiles(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let position = q * (sorted.len() - 1) as f64;
+        let (below, frac) = (position.floor() as usize, position.fract());
+        let above = (below + 1).min(sorted.len() - 1);
+        sorted[below] + frac * (sorted[above] - sorted[below])
+    };
+    Some((at(0.25), at(0.5), at(0.75)))
+}
+
+/// Each series as a row of jittered points with its interquartile box and median.
+pub fn distribution(series: &[Series], unit: Unit, x_label: &str) -> String {
+    let mut svg = String::new();
+    let height = 70 + 60 * series.len().max(1) as u32;
+    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let range = finite_range(series.iter().flat_map(|s| s.values.iter().copied()))
+            .ok_or("no values")?;
+        let scale = Scale::for_values(unit, range.1.abs().max(range.0.abs()));
+        let (lo, hi) = padded((scale.apply(range.0), scale.apply(range.1)));
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let rows = series.len() as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(110)
+            .build_cartesian_2d(lo..hi, -0.5..rows - 0.5)?;
+        let labels: Vec<String> = series.iter().map(|s| s.label.to_string()).collect();
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .disable_y_mesh()
+            .y_labels(series.len())
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                    labels[i as usize].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc(axis_label(x_label, scale))
+            .draw()?;
+        for (row, s) in series.iter().enumerate() {
+            let y = row as f64;
+            let c = color(row);
+            if let Some((q1, median, q3)) = quartiles(s.values) {
+                let (q1, median, q3) = (scale.apply(q1), scale.apply(median), scale.apply(q3));
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(q1, y - 0.35), (q3, y + 0.35)],
+                    c.mix(0.15).filled(),
+                )))?;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(median, y - 0.4), (median, y + 0.4)],
+                    c.stroke_width(3),
+                )))?;
+            }
+            chart.draw_series(
+                s.values
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.is_finite())
+                    .map(|(i, v)| {
+                        Circle::new((scale.apply(*v), y + jitter(i)), 3, c.mix(0.7).filled())
+                    }),
+            )?;
+        }
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| e.to_string());
+    finish(result, svg)
+}
+
+/// Values by run number (x), one line of points per series: drift, warm-up
+/// effects and load spikes show up here and nowhere else.
+pub fn run_order(series: &[(&str, Vec<(f64, f64)>)], unit: Unit, y_label: &str) -> String {
+    let mut svg = String::new();
+    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let xs = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(x, _)| x)))
+            .ok_or("no values")?;
+        let ys = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)))
+            .ok_or("no values")?;
+        let scale = Scale::for_values(unit, ys.1.abs().max(ys.0.abs()));
+        let (y_lo, y_hi) = padded((scale.apply(ys.0), scale.apply(ys.1)));
+        let (x_lo, x_hi) = padded(xs);
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, 300)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_desc("run (in the order they ran)")
+            .y_label_formatter(&|y| tick(*y))
+            .y_desc(axis_label(y_label, scale))
+            .draw()?;
+        for (i, (label, points)) in series.iter().enumerate() {
+            let c = color(i);
+            let scaled: Vec<(f64, f64)> =
+                points.iter().map(|&(x, y)| (x, scale.apply(y))).collect();
+            chart
+                .draw_series(LineSeries::new(scaled.clone(), c.mix(0.35)))?
+                .label(*label)
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+            chart.draw_series(scaled.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| e.to_string());
+    finish(result, svg)
+}
+
+/// One interval to draw: a point estimate with its bounds.
+pub struct Interval<'a> {
+    pub label: &'a str,
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Intervals as horizontal whiskers over a shaded band `[band.0, band.1]` and a
+/// reference line at `reference`: a ratio's CI against the ±margin of 1.
+pub fn intervals(rows: &[Interval], band: (f64, f64), reference: f64, x_label: &str) -> String {
+    let mut svg = String::new();
+    let height = 100 + 40 * rows.len().max(1) as u32;
+    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let ends = rows
+            .iter()
+            .flat_map(|r| [r.low, r.high, r.estimate])
+            .chain([band.0, band.1, reference]);
+        let (lo, hi) = padded(finite_range(ends).ok_or("no values")?);
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let count = rows.len() as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(110)
+            .build_cartesian_2d(lo..hi, -0.5..count - 0.5)?;
+        let labels: Vec<String> = rows.iter().map(|r| r.label.to_string()).collect();
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .disable_y_mesh()
+            .y_labels(rows.len())
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                    labels[i as usize].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc(x_label)
+            .draw()?;
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(band.0, -0.5), (band.1, count - 0.5)],
+            RGBColor(120, 120, 120).mix(0.15).filled(),
+        )))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(reference, -0.5), (reference, count - 0.5)],
+            BLACK.mix(0.5),
+        )))?;
+        for (i, r) in rows.iter().enumerate() {
+            let y = i as f64;
+            let c = color(i + 1);
+            if r.low.is_finite() && r.high.is_finite() {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(r.low, y), (r.high, y)],
+                    c.stroke_width(3),
+                )))?;
+                for end in [r.low, r.high] {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(end, y - 0.15), (end, y + 0.15)],
+                        c.stroke_width(2),
+                    )))?;
+                }
+            }
+            if r.estimate.is_finite() {
+                chart.draw_series(std::iter::once(Circle::new((r.estimate, y), 5, c.filled())))?;
+            }
+        }
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| e.to_string());
+    finish(result, svg)
+}
+
+/// Several (x, y) lines, e.g. a probe's cost by offset.
+pub fn lines(series: &[(&str, Vec<(f64, f64)>)], x_label: &str, y_label: &str) -> String {
+    let mut svg = String::new();
+    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let xs = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(x, _)| x)))
+            .ok_or("no values")?;
+        let ys = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)))
+            .ok_or("no values")?;
+        let (x_lo, x_hi) = padded(xs);
+        let (y_lo, y_hi) = padded(ys);
+        let whole = series
+            .iter()
+            .all(|(_, p)| p.iter().all(|&(x, _)| x.fract() == 0.0));
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, 300)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_label_formatter(&|x| {
+                if whole {
+                    format!("{x:.0}")
+                } else {
+                    format!("{x}")
+                }
+            })
+            .y_label_formatter(&|y| tick(*y))
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .draw()?;
+        for (i, (label, points)) in series.iter().enumerate() {
+            let c = color(i);
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?
+                .label(*label)
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| e.to_string());
+    finish(result, svg)
+}
+
+/// An axis tick without needless decimals: 1400, 12.5, 0.042.
+fn tick(y: f64) -> String {
+    let magnitude = y.abs();
+    if magnitude >= 100.0 || y == y.round() {
+        format!("{y:.0}")
+    } else if magnitude >= 1.0 {
+        format!("{y:.1}")
+    } else {
+        format!("{y:.3}")
+    }
+}
+
+fn axis_label(label: &str, scale: Scale) -> String {
+    if scale.suffix().is_empty() {
+        label.to_string()
+    } else {
+        format!("{label} ({})", scale.suffix())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_pick_a_readable_unit() {
+        let s = Scale::for_values(Unit::Seconds, 0.0123);
+        assert_eq!(s.suffix(), "ms");
+        assert!((s.apply(0.0123) - 12.3).abs() < 1e-9);
+        assert_eq!(Scale::for_values(Unit::Nanoseconds, 2500.0).suffix(), "µs");
+        assert_eq!(Scale::for_values(Unit::Kibibytes, 4096.0).suffix(), "MiB");
+        assert_eq!(Scale::for_values(Unit::None, 7.0).suffix(), "");
+    }
+
+    #[test]
+    fn ticks_drop_needless_decimals() {
+        assert_eq!(tick(1400.0), "1400");
+        assert_eq!(tick(12.5), "12.5");
+        assert_eq!(tick(20.0), "20");
+        assert_eq!(tick(0.0425), "0.043");
+    }
+
+    #[test]
+    fn quartiles_interpolate_like_numpy() {
+        // numpy.percentile([1, 2, 3, 4], [25, 50, 75]) = [1.75, 2.5, 3.25]
+        assert_eq!(quartiles(&[4.0, 1.0, 3.0, 2.0]), Some((1.75, 2.5, 3.25)));
+        assert_eq!(quartiles(&[]), None);
+    }
+
+    #[test]
+    fn plots_are_svg_and_say_so_when_there_is_nothing_to_draw() {
+        let a = [1.0e-3, 1.1e-3, 0.9e-3];
+        let b = [2.0e-3, 2.1e-3];
+        let svg = distribution(
+            &[
+                Series {
+                    label: "A",
+                    values: &a,
+                },
+                Series {
+                    label: "B",
+                    values: &b,
+                },
+            ],
+            Unit::Seconds,
+            "wall",
+        );
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.contains("wall (ms)"), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 5);
+        let empty = distribution(
+            &[Series {
+                label: "A",
+                values: &[],
+            }],
+            Unit::Seconds,
+            "wall",
+        );
+        assert!(empty.contains("plot unavailable: no values"), "{empty}");
+        let ci = intervals(
+            &[Interval {
+                label: "B/A",
+                estimate: 1.5,
+                low: 1.4,
+                high: 1.6,
+            }],
+            (0.99, 1.01),
+            1.0,
+            "ratio",
+        );
+        assert!(ci.starts_with("<svg") && ci.contains("<circle"), "{ci}");
+    }
+}
