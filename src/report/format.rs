@@ -87,6 +87,22 @@ pub fn interval_cell(low: f64, high: f64) -> String {
     format!("[{low:.4}, {high:.4}]")
 }
 
+/// The cells every `compare` table starts with: metric, A median, B median,
+/// B/A, change, CI.
+pub fn compare_cells(m: &crate::compare::MetricReport) -> [String; 6] {
+    let median = |s: &Option<crate::stats::descriptive::Summary>| {
+        s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
+    };
+    [
+        m.name.clone(),
+        median(&m.a),
+        median(&m.b),
+        ratio_cell(m.ratio),
+        ratio_change(m.ratio),
+        interval_cell(m.ci_low, m.ci_high),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! terminal says and adds the pictures: distributions, run order, intervals
 //! against the margin, layout spreads and probe sweeps.
 
-use super::format::{interval_cell, p_value, ratio_cell, ratio_change, value};
+use super::format::{compare_cells, p_value, value};
 use super::svg::{self, Interval, Series};
 use crate::compare::{CompareReport, MetricReport};
 use crate::layout::{LayoutReport, MatrixRow};
@@ -115,21 +115,14 @@ pub fn compare(report: &CompareReport) -> String {
         .metrics
         .iter()
         .map(|m| {
-            let median = |s: &Option<crate::stats::descriptive::Summary>| {
-                s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
-            };
-            vec![
-                m.name.clone(),
-                median(&m.a),
-                median(&m.b),
-                ratio_cell(m.ratio),
-                ratio_change(m.ratio),
-                interval_cell(m.ci_low, m.ci_high),
-                m.verdict.to_string(),
+            let mut row = compare_cells(m).to_vec();
+            row.push(m.verdict.to_string());
+            row.push(
                 m.mann_whitney
                     .as_ref()
                     .map_or("n/a".into(), |t| p_value(t.p)),
-            ]
+            );
+            row
         })
         .collect();
     body.push_str(&table(
@@ -508,16 +501,21 @@ fn probe_plot(details: &Details) -> Option<(String, &'static str)> {
             ))
         }
         Details::Misaligned(d) => {
-            let op = |want: &str| {
+            let op = |want: &str, page: bool| {
                 by(d.rows
                     .iter()
-                    .filter(|r| format!("{:?}", r.op) == want)
+                    .filter(|r| format!("{:?}", r.op) == want && r.crosses_page == page)
                     .map(|r| (f64::from(r.offset), r.ns_per_op))
                     .collect())
             };
             Some((
                 svg::lines(
-                    &[("load", op("Load")), ("store", op("Store"))],
+                    &[
+                        ("load", op("Load", false)),
+                        ("store", op("Store", false)),
+                        ("load across a page", op("Load", true)),
+                        ("store across a page", op("Store", true)),
+                    ],
                     "offset of the 8-byte operand in its line",
                     "ns per operation",
                 ),

@@ -1,6 +1,6 @@
 //! `--markdown FILE`: a compact report fit for a pull-request comment.
 
-use super::format::{interval_cell, p_value, ratio_cell, ratio_change, value};
+use super::format::{compare_cells, p_value};
 use crate::compare::{CompareReport, State};
 use std::fmt::Write;
 
@@ -31,18 +31,11 @@ pub fn render(report: &CompareReport) -> String {
     let _ = writeln!(out, "| metric | A median | B median | B/A | change | {:.0}% CI | verdict | Welch p | Mann–Whitney p |", report.settings.alpha.mul_add(-100.0, 100.0));
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|---:|---:|");
     for m in &report.metrics {
-        let median = |s: &Option<crate::stats::descriptive::Summary>| {
-            s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
-        };
+        let [name, a, b, ratio, change, ci] = compare_cells(m);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | **{}** | {} | {} |",
-            escape(&m.name),
-            median(&m.a),
-            median(&m.b),
-            ratio_cell(m.ratio),
-            ratio_change(m.ratio),
-            interval_cell(m.ci_low, m.ci_high),
+            "| {} | {a} | {b} | {ratio} | {change} | {ci} | **{}** | {} | {} |",
+            escape(&name),
             m.verdict,
             m.welch_p_holm
                 .or(m.welch.as_ref().map(|w| w.p))

@@ -4,6 +4,8 @@
 //! the browser (SVG `<text>`), so no fonts are needed here.
 
 use crate::run::metric::Unit;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
@@ -68,19 +70,6 @@ impl Scale {
     }
 }
 
-/// Any plotting failure becomes a short SVG that says so, never an error:
-/// a report must not be lost over a picture.
-fn finish(result: Result<(), String>, svg: String) -> String {
-    match result {
-        Ok(()) => svg,
-        Err(e) => format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"24\">\
-             <text x=\"4\" y=\"16\">plot unavailable: {}</text></svg>",
-            super::html::escape(&e)
-        ),
-    }
-}
-
 fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
         .filter(|v| v.is_finite())
@@ -122,39 +111,136 @@ fn quartiles(values: &[f64]) -> Option<(f64, f64, f64)> {
     Some((at(0.25), at(0.5), at(0.75)))
 }
 
+type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+/// Draw on a white canvas `height` pixels tall. Any plotting failure becomes a
+/// short SVG that says so, never an error: a report must not be lost over a picture.
+fn render(height: u32, draw: impl FnOnce(&Area) -> Drawn) -> String {
+    let mut svg = String::new();
+    let result = (|| -> Drawn {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => svg,
+        Err(e) => format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"24\">\
+             <text x=\"4\" y=\"16\">plot unavailable: {}</text></svg>",
+            super::html::escape(&e.to_string())
+        ),
+    }
+}
+
+/// A chart with one labelled row per entry of `labels` (row i at y = i).
+fn row_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    (lo, hi): (f64, f64),
+    labels: &[&str],
+    x_desc: &str,
+) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(110)
+        .build_cartesian_2d(lo..hi, -0.5..labels.len() as f64 - 0.5)?;
+    chart
+        .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .disable_y_mesh()
+        .y_labels(labels.len())
+        .y_label_formatter(&|y| {
+            let i = y.round();
+            let on_row = (y - i).abs() < 1e-6 && i >= 0.0;
+            labels
+                .get(i as usize)
+                .filter(|_| on_row)
+                .map_or(String::new(), |l| l.to_string())
+        })
+        .x_desc(x_desc)
+        .draw()?;
+    Ok(chart)
+}
+
+/// A plain x–y chart over the padded ranges of `x` and `y`.
+fn xy_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    x: (f64, f64),
+    y: (f64, f64),
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
+    let ((x_lo, x_hi), (y_lo, y_hi)) = (padded(x), padded(y));
+    let mut chart = ChartBuilder::on(root)
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
+    chart
+        .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|x| tick(*x))
+        .y_label_formatter(&|y| tick(*y))
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()?;
+    Ok(chart)
+}
+
+/// Lines through points, one colour per series, with a legend at `corner`.
+fn draw_lines<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    series: &[(&str, Vec<(f64, f64)>)],
+    line_opacity: f64,
+    point_radius: i32,
+    corner: SeriesLabelPosition,
+) -> Drawn {
+    for (i, (label, points)) in series.iter().enumerate() {
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(
+                points.clone(),
+                c.mix(line_opacity).stroke_width(2),
+            ))?
+            .label(*label)
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+        chart.draw_series(
+            points
+                .iter()
+                .map(|&p| Circle::new(p, point_radius, c.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .position(corner)
+        .draw()?;
+    Ok(())
+}
+
+/// The x and y ranges of every point, or an error to show instead of a plot.
+fn point_ranges(series: &[(&str, Vec<(f64, f64)>)]) -> Result<[(f64, f64); 2], &'static str> {
+    let all = || series.iter().flat_map(|(_, points)| points.iter());
+    let xs = finite_range(all().map(|p| p.0)).ok_or("no values")?;
+    let ys = finite_range(all().map(|p| p.1)).ok_or("no values")?;
+    Ok([xs, ys])
+}
+
 /// Each series as a row of jittered points with its interquartile box and median.
 pub fn distribution(series: &[Series], unit: Unit, x_label: &str) -> String {
-    let mut svg = String::new();
     let height = 70 + 60 * series.len().max(1) as u32;
-    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+    render(height, |root| {
         let range = finite_range(series.iter().flat_map(|s| s.values.iter().copied()))
             .ok_or("no values")?;
         let scale = Scale::for_values(unit, range.1.abs().max(range.0.abs()));
-        let (lo, hi) = padded((scale.apply(range.0), scale.apply(range.1)));
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let rows = series.len() as f64;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(110)
-            .build_cartesian_2d(lo..hi, -0.5..rows - 0.5)?;
-        let labels: Vec<String> = series.iter().map(|s| s.label.to_string()).collect();
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
-            .disable_y_mesh()
-            .y_labels(series.len())
-            .y_label_formatter(&|y| {
-                let i = y.round();
-                if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                    labels[i as usize].clone()
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc(axis_label(x_label, scale))
-            .draw()?;
+        let x = padded((scale.apply(range.0), scale.apply(range.1)));
+        let labels: Vec<&str> = series.iter().map(|s| s.label).collect();
+        let mut chart = row_chart(root, x, &labels, &axis_label(x_label, scale))?;
         for (row, s) in series.iter().enumerate() {
             let y = row as f64;
             let c = color(row);
@@ -169,71 +255,39 @@ pub fn distribution(series: &[Series], unit: Unit, x_label: &str) -> String {
                     c.stroke_width(3),
                 )))?;
             }
-            chart.draw_series(
-                s.values
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, v)| v.is_finite())
-                    .map(|(i, v)| {
-                        Circle::new((scale.apply(*v), y + jitter(i)), 3, c.mix(0.7).filled())
-                    }),
-            )?;
+            let points = s.values.iter().enumerate().filter(|(_, v)| v.is_finite());
+            chart.draw_series(points.map(|(i, v)| {
+                Circle::new((scale.apply(*v), y + jitter(i)), 3, c.mix(0.7).filled())
+            }))?;
         }
-        root.present()?;
         Ok(())
-    })()
-    .map_err(|e| e.to_string());
-    finish(result, svg)
+    })
 }
 
 /// Values by run number (x), one line of points per series: drift, warm-up
 /// effects and load spikes show up here and nowhere else.
 pub fn run_order(series: &[(&str, Vec<(f64, f64)>)], unit: Unit, y_label: &str) -> String {
-    let mut svg = String::new();
-    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let xs = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(x, _)| x)))
-            .ok_or("no values")?;
-        let ys = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)))
-            .ok_or("no values")?;
+    render(300, |root| {
+        let [xs, ys] = point_ranges(series)?;
         let scale = Scale::for_values(unit, ys.1.abs().max(ys.0.abs()));
-        let (y_lo, y_hi) = padded((scale.apply(ys.0), scale.apply(ys.1)));
-        let (x_lo, x_hi) = padded(xs);
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, 300)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .x_desc("run (in the order they ran)")
-            .y_label_formatter(&|y| tick(*y))
-            .y_desc(axis_label(y_label, scale))
-            .draw()?;
-        for (i, (label, points)) in series.iter().enumerate() {
-            let c = color(i);
-            let scaled: Vec<(f64, f64)> =
-                points.iter().map(|&(x, y)| (x, scale.apply(y))).collect();
-            chart
-                .draw_series(LineSeries::new(scaled.clone(), c.mix(0.35)))?
-                .label(*label)
-                .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
-            chart.draw_series(scaled.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| e.to_string());
-    finish(result, svg)
+        let scaled: Vec<(&str, Vec<(f64, f64)>)> = series
+            .iter()
+            .map(|(label, points)| {
+                let points = points.iter().map(|&(x, y)| (x, scale.apply(y))).collect();
+                (*label, points)
+            })
+            .collect();
+        let y = (scale.apply(ys.0), scale.apply(ys.1));
+        let y_desc = axis_label(y_label, scale);
+        let mut chart = xy_chart(root, xs, y, "run (in the order they ran)", &y_desc)?;
+        draw_lines(
+            &mut chart,
+            &scaled,
+            0.35,
+            3,
+            SeriesLabelPosition::UpperRight,
+        )
+    })
 }
 
 /// One interval to draw: a point estimate with its bounds.
@@ -247,125 +301,54 @@ pub struct Interval<'a> {
 /// Intervals as horizontal whiskers over a shaded band `[band.0, band.1]` and a
 /// reference line at `reference`: a ratio's CI against the ±margin of 1.
 pub fn intervals(rows: &[Interval], band: (f64, f64), reference: f64, x_label: &str) -> String {
-    let mut svg = String::new();
     let height = 100 + 40 * rows.len().max(1) as u32;
-    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+    render(height, |root| {
         let ends = rows
             .iter()
             .flat_map(|r| [r.low, r.high, r.estimate])
             .chain([band.0, band.1, reference]);
-        let (lo, hi) = padded(finite_range(ends).ok_or("no values")?);
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let count = rows.len() as f64;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(110)
-            .build_cartesian_2d(lo..hi, -0.5..count - 0.5)?;
-        let labels: Vec<String> = rows.iter().map(|r| r.label.to_string()).collect();
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
-            .disable_y_mesh()
-            .y_labels(rows.len())
-            .y_label_formatter(&|y| {
-                let i = y.round();
-                if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                    labels[i as usize].clone()
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc(x_label)
-            .draw()?;
+        let x = padded(finite_range(ends).ok_or("no values")?);
+        let labels: Vec<&str> = rows.iter().map(|r| r.label).collect();
+        let mut chart = row_chart(root, x, &labels, x_label)?;
+        let (bottom, top) = (-0.5, rows.len() as f64 - 0.5);
         chart.draw_series(std::iter::once(Rectangle::new(
-            [(band.0, -0.5), (band.1, count - 0.5)],
+            [(band.0, bottom), (band.1, top)],
             RGBColor(120, 120, 120).mix(0.15).filled(),
         )))?;
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(reference, -0.5), (reference, count - 0.5)],
+            vec![(reference, bottom), (reference, top)],
             BLACK.mix(0.5),
         )))?;
         for (i, r) in rows.iter().enumerate() {
             let y = i as f64;
             let c = color(i + 1);
             if r.low.is_finite() && r.high.is_finite() {
-                chart.draw_series(std::iter::once(PathElement::new(
+                let whisker = [
                     vec![(r.low, y), (r.high, y)],
-                    c.stroke_width(3),
-                )))?;
-                for end in [r.low, r.high] {
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(end, y - 0.15), (end, y + 0.15)],
-                        c.stroke_width(2),
-                    )))?;
-                }
+                    vec![(r.low, y - 0.15), (r.low, y + 0.15)],
+                    vec![(r.high, y - 0.15), (r.high, y + 0.15)],
+                ];
+                chart.draw_series(
+                    whisker
+                        .into_iter()
+                        .map(|path| PathElement::new(path, c.stroke_width(3))),
+                )?;
             }
             if r.estimate.is_finite() {
                 chart.draw_series(std::iter::once(Circle::new((r.estimate, y), 5, c.filled())))?;
             }
         }
-        root.present()?;
         Ok(())
-    })()
-    .map_err(|e| e.to_string());
-    finish(result, svg)
+    })
 }
 
 /// Several (x, y) lines, e.g. a probe's cost by offset.
 pub fn lines(series: &[(&str, Vec<(f64, f64)>)], x_label: &str, y_label: &str) -> String {
-    let mut svg = String::new();
-    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let xs = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(x, _)| x)))
-            .ok_or("no values")?;
-        let ys = finite_range(series.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)))
-            .ok_or("no values")?;
-        let (x_lo, x_hi) = padded(xs);
-        let (y_lo, y_hi) = padded(ys);
-        let whole = series
-            .iter()
-            .all(|(_, p)| p.iter().all(|&(x, _)| x.fract() == 0.0));
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, 300)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|x| {
-                if whole {
-                    format!("{x:.0}")
-                } else {
-                    format!("{x}")
-                }
-            })
-            .y_label_formatter(&|y| tick(*y))
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .draw()?;
-        for (i, (label, points)) in series.iter().enumerate() {
-            let c = color(i);
-            chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?
-                .label(*label)
-                .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
-            chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, c.filled())))?;
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| e.to_string());
-    finish(result, svg)
+    render(300, |root| {
+        let [xs, ys] = point_ranges(series)?;
+        let mut chart = xy_chart(root, xs, ys, x_label, y_label)?;
+        draw_lines(&mut chart, series, 1.0, 2, SeriesLabelPosition::UpperLeft)
+    })
 }
 
 /// An axis tick without needless decimals: 1400, 12.5, 0.042.

@@ -1,9 +1,7 @@
 //! The terminal report of `compare`: the verdict sentence first, then the table,
 //! then the numbers behind it. Colour only when asked (the CLI asks on a TTY).
 
-use super::format::{
-    interval_cell, p_value, ratio_cell, ratio_change, significant, trimmed, value,
-};
+use super::format::{compare_cells, p_value, significant, trimmed, value};
 use super::table::Table;
 use crate::compare::{CompareReport, MetricReport, State};
 use crate::run::metric::Unit;
@@ -102,18 +100,9 @@ fn metric_table(report: &CompareReport, color: bool) -> String {
         "metric", "A median", "B median", "B/A", "change", "CI", "verdict",
     ]);
     for m in &report.metrics {
-        let median = |s: &Option<crate::stats::descriptive::Summary>| {
-            s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
-        };
-        table.row(vec![
-            m.name.clone(),
-            median(&m.a),
-            median(&m.b),
-            ratio_cell(m.ratio),
-            ratio_change(m.ratio),
-            interval_cell(m.ci_low, m.ci_high),
-            paint(m.verdict, color),
-        ]);
+        let mut row = compare_cells(m).to_vec();
+        row.push(paint(m.verdict, color));
+        table.row(row);
     }
     table.render()
 }
