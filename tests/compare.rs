@@ -473,3 +473,54 @@ fn markdown_and_html_reports_carry_the_verdict() {
         .count();
     assert_eq!(svgs[1].matches("<circle").count(), measured);
 }
+
+#[test]
+fn setup_cleanup_input_and_ignore_failure_work_like_hyperfines() {
+    let _timing = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (state, input, json) = (
+        dir.path().join("state"),
+        dir.path().join("input.txt"),
+        dir.path().join("r.json"),
+    );
+    std::fs::write(&input, "0123456789\n").unwrap();
+    // --setup makes the file both commands read, --cleanup removes it; every run
+    // reads the whole --input (11 bytes) on stdin, so the file is rewound each time;
+    // B exits 1 every time, which -i records instead of stopping.
+    let read = format!("cat {}; wc -c", state.display());
+    ghostbench()
+        .args(["compare", "--shell", "--quiet", "--min-runs", "3", "--max-runs", "3"])
+        .arg(&read)
+        .arg(format!("{read}; exit 1"))
+        .arg("--setup")
+        .arg(format!("echo ready > {}", state.display()))
+        .arg("--cleanup")
+        .arg(format!("rm {}", state.display()))
+        .arg("--input")
+        .arg(&input)
+        .args(["-i", "--metric", r"regex:(?m)^ready\n(\d+)$"])
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    assert!(!state.exists(), "--cleanup did not run");
+    let report = read_json(&json);
+    let runs = report["runs"].as_array().unwrap();
+    assert!(runs.len() >= 6);
+    for run in runs {
+        assert_eq!(run["values"][0]["value"], 11.0, "{run}");
+        let expected = if run["side"] == 1 { 1 } else { 0 };
+        assert_eq!(run["exit_code"], expected, "{run}");
+    }
+    assert_eq!(report["settings"]["ignore_failure"], true);
+
+    // A failing --setup stops before any run, with exit code 3 and its cause.
+    let out = ghostbench()
+        .args(["compare", "true", "true", "--quiet", "--setup", "false", "--json"])
+        .arg(&json)
+        .assert()
+        .code(3);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("FAILED: --setup: command failed: exit code 1"), "{stdout}");
+    assert_eq!(read_json(&json)["runs"].as_array().unwrap().len(), 0);
+}

@@ -67,6 +67,18 @@ pub struct CompareArgs {
     /// Run this command before every run (not timed).
     #[arg(long, value_name = "CMD")]
     pub prepare: Option<String>,
+    /// Run this command once before the first run (not timed).
+    #[arg(long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// Run this command once after the last run, also after a failure (not after Ctrl-C).
+    #[arg(long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+    /// Record non-zero exit codes instead of stopping (crashes and timeouts still stop).
+    #[arg(short = 'i', long)]
+    pub ignore_failure: bool,
+    /// Feed this file to every run on stdin (default: /dev/null).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<std::path::PathBuf>,
     /// Kill a run after this long and stop (e.g. 10s).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -134,11 +146,14 @@ impl CompareArgs {
             .iter()
             .map(|m| MetricSpec::parse(m))
             .collect::<Result<Vec<_>>>()?;
-        let prepare = self
-            .prepare
-            .as_deref()
-            .map(|p| CommandSpec::parse("prepare", p, self.shell))
-            .transpose()?;
+        let hook = |name: &str, text: &Option<String>| {
+            text.as_deref()
+                .map(|t| CommandSpec::parse(name, t, self.shell))
+                .transpose()
+        };
+        let prepare = hook("prepare", &self.prepare)?;
+        let setup = hook("setup", &self.setup)?;
+        let cleanup = hook("cleanup", &self.cleanup)?;
         Ok(CompareOptions {
             commands,
             metrics,
@@ -157,6 +172,10 @@ impl CompareArgs {
             spawn_correction: !self.no_spawn_correction,
             pin: self.pin,
             prepare,
+            setup,
+            cleanup,
+            ignore_failure: self.ignore_failure,
+            input: self.input.clone(),
             timeout: self.timeout,
             counters: self.counters,
             simulate: self.simulate,

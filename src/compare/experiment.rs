@@ -59,17 +59,35 @@ pub fn run(
                 Availability::Unavailable(_) => Vec::new(),
             },
             metrics: options.metrics.clone(),
+            ignore_failure: options.ignore_failure,
+            input: options.input.clone(),
         },
         ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
     )?;
-    let spawn_overhead = if options.spawn_correction {
+    let [setup, cleanup] =
+        [&options.setup, &options.cleanup].map(|c| c.as_ref().map(Prepared::new).transpose());
+    let (setup, cleanup) = (setup?, cleanup?);
+    let setup_failure = setup
+        .as_ref()
+        .and_then(|s| runner.run_unmeasured(s, "--setup").err());
+    let spawn_overhead = if options.spawn_correction && setup_failure.is_none() {
         overhead::measure(&mut runner, options.commands[0].shell)
     } else {
         None
     };
 
     let mut state = Loop::new(options, spawn_overhead);
-    let status = state.execute(&mut runner, &commands, &mut rng, started, on_progress);
+    let status = match setup_failure {
+        Some(failure) => failed(failure),
+        None => state.execute(&mut runner, &commands, &mut rng, started, on_progress),
+    };
+    if let Some(cleanup) = &cleanup {
+        if spawn::interrupted() {
+            notes.push("--cleanup skipped: interrupted by Ctrl-C".to_string());
+        } else if let Err(failure) = runner.run_unmeasured(cleanup, "--cleanup") {
+            notes.push(format!("--cleanup failed: {}", failure.cause));
+        }
+    }
     if let (Some(o), None, true) = (spawn_overhead, state.correction, state.correction_decided) {
         notes.push(format!(
             "process start ({}) is over {:.0}% of a run, so wall is not corrected for it",
@@ -84,7 +102,7 @@ pub fn run(
     let counter_report = counter_report(options.counters, &counters, &measured);
     let simulation = options
         .simulate
-        .then(|| simulate(&commands, options.timeout));
+        .then(|| simulate(&commands, options.input.as_deref(), options.timeout));
     if options.env_jitter {
         notes.push(format!(
             "environment jitter: {} of 0–{} bytes per run, recorded per run",
@@ -450,7 +468,11 @@ fn counter_report(
 }
 
 /// One cachegrind run per command, after the timing runs so it cannot disturb them.
-fn simulate(commands: &[Prepared; 2], timeout: Option<Duration>) -> SimulationReport {
+fn simulate(
+    commands: &[Prepared; 2],
+    input: Option<&std::path::Path>,
+    timeout: Option<Duration>,
+) -> SimulationReport {
     if let Err(reason) = cachegrind::availability() {
         return SimulationReport {
             unavailable: Some(reason),
@@ -461,10 +483,12 @@ fn simulate(commands: &[Prepared; 2], timeout: Option<Duration>) -> SimulationRe
     let timeout = timeout.unwrap_or(Duration::from_secs(600));
     let (results, errors) = commands
         .iter()
-        .map(|c| match cachegrind::simulate(&c.spec.argv, &[], timeout) {
-            Ok(sim) => (Some(sim), None),
-            Err(e) => (None, Some(format!("{e:#}"))),
-        })
+        .map(
+            |c| match cachegrind::simulate(&c.spec.argv, &[], input, timeout) {
+                Ok(sim) => (Some(sim), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            },
+        )
         .unzip();
     SimulationReport {
         unavailable: None,

@@ -54,6 +54,15 @@ pub struct CompareOptions {
     pub pin: Option<usize>,
     #[serde(serialize_with = "command_text")]
     pub prepare: Option<CommandSpec>,
+    /// Run once before the first run, and once after the last.
+    #[serde(serialize_with = "command_text")]
+    pub setup: Option<CommandSpec>,
+    #[serde(serialize_with = "command_text")]
+    pub cleanup: Option<CommandSpec>,
+    /// Non-zero exit codes are recorded, not failures.
+    pub ignore_failure: bool,
+    /// A file every run reads on stdin.
+    pub input: Option<std::path::PathBuf>,
     #[serde(rename = "timeout_s", serialize_with = "optional_seconds")]
     pub timeout: Option<Duration>,
     #[serde(skip)]

@@ -246,6 +246,8 @@ pub fn run(
             timeout: options.timeout,
             env_jitter: true,
             prepare: None,
+            ignore_failure: false,
+            input: None,
             counters: Vec::new(),
             metrics: options.metrics.clone(),
         },

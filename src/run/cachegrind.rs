@@ -123,8 +123,9 @@ const STDERR_TAIL_LINES: usize = 12;
 /// Children are traced (`--trace-children=yes`, one out file per pid) and
 /// summed, so a command run through `sh -c` or a wrapper script is measured
 /// as a whole, like the hardware counters with `inherit`. valgrind runs in
-/// its own process group so a timeout kills the whole tree. stdin and
-/// stdout are discarded; stderr is kept (its tail) for error messages.
+/// its own process group so a timeout kills the whole tree. stdin is `input`
+/// (or /dev/null) and stdout is discarded; stderr is kept (its tail) for error
+/// messages.
 ///
 /// Errors carry context: a command that fails under valgrind gives its exit
 /// status and the last lines of its stderr (which include valgrind's own
@@ -132,6 +133,7 @@ const STDERR_TAIL_LINES: usize = 12;
 pub fn simulate(
     argv: &[String],
     env: &[(String, String)],
+    input: Option<&std::path::Path>,
     timeout: Duration,
 ) -> anyhow::Result<Simulated> {
     let Some(program) = argv.first() else {
@@ -146,6 +148,12 @@ pub fn simulate(
     let mut out_opt = OsString::from("--cachegrind-out-file=");
     out_opt.push(dir.path().join("cachegrind.out.%p"));
 
+    let stdin = match input {
+        Some(path) => Stdio::from(
+            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+        ),
+        None => Stdio::null(),
+    };
     let mut cmd = Command::new("valgrind");
     cmd.arg("--tool=cachegrind")
         .arg("--cache-sim=yes")
@@ -154,7 +162,7 @@ pub fn simulate(
         .arg(out_opt)
         .args(argv)
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -503,7 +511,7 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
 
     #[test]
     fn empty_command_is_an_error() {
-        assert!(simulate(&[], &[], Duration::from_secs(5)).is_err());
+        assert!(simulate(&[], &[], None, Duration::from_secs(5)).is_err());
     }
 
     #[test]
@@ -513,8 +521,8 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
         }
         let argv = vec!["/bin/true".to_string()];
         let env = vec![("GHOSTBENCH_TEST".to_string(), "x".to_string())];
-        let a = simulate(&argv, &env, Duration::from_secs(120)).unwrap();
-        let b = simulate(&argv, &env, Duration::from_secs(120)).unwrap();
+        let a = simulate(&argv, &env, None, Duration::from_secs(120)).unwrap();
+        let b = simulate(&argv, &env, None, Duration::from_secs(120)).unwrap();
         eprintln!("/bin/true under cachegrind: {a:?}");
         assert!(a.ir > 0);
         assert_eq!(a.ir, b.ir);
@@ -527,9 +535,9 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
             return;
         }
         let t = Duration::from_secs(120);
-        let one = simulate(&["/bin/true".to_string()], &[], t).unwrap();
+        let one = simulate(&["/bin/true".to_string()], &[], None, t).unwrap();
         let script = "/bin/true; /bin/true; /bin/true".to_string();
-        let sh = simulate(&["sh".to_string(), "-c".to_string(), script], &[], t).unwrap();
+        let sh = simulate(&["sh".to_string(), "-c".to_string(), script], &[], None, t).unwrap();
         eprintln!("true: Ir {}; sh running true thrice: Ir {}", one.ir, sh.ir);
         assert!(sh.ir > 3 * one.ir, "children not counted: {}", sh.ir);
     }
@@ -540,7 +548,7 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
             return;
         }
         let argv = vec!["/nonexistent/ghostbench-no-such-program".to_string()];
-        let err = simulate(&argv, &[], Duration::from_secs(60)).unwrap_err();
+        let err = simulate(&argv, &[], None, Duration::from_secs(60)).unwrap_err();
         let msg = format!("{err:#}");
         eprintln!("{msg}");
         assert!(msg.contains("exit status"), "{msg}");
@@ -558,7 +566,7 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
             .collect();
         let msg = format!(
             "{:#}",
-            simulate(&argv, &[], Duration::from_secs(60)).unwrap_err()
+            simulate(&argv, &[], None, Duration::from_secs(60)).unwrap_err()
         );
         assert!(msg.contains("exit status 3"), "{msg}");
         assert!(msg.contains("boom"), "{msg}");
@@ -571,7 +579,7 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
         }
         let argv: Vec<String> = ["sleep", "30"].iter().map(|s| s.to_string()).collect();
         let start = Instant::now();
-        let err = simulate(&argv, &[], Duration::from_millis(1500)).unwrap_err();
+        let err = simulate(&argv, &[], None, Duration::from_millis(1500)).unwrap_err();
         assert!(err.to_string().contains("timed out"), "{err}");
         assert!(start.elapsed() < Duration::from_secs(10));
     }

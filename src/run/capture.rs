@@ -1,5 +1,6 @@
-//! Where a run's standard streams go: stdin from /dev/null, stdout and stderr
-//! into two in-memory files (memfd) that live for the whole experiment.
+//! Where a run's standard streams go: stdin from /dev/null (or `--input`, rewound
+//! for every run), stdout and stderr into two in-memory files (memfd) that live
+//! for the whole experiment.
 //!
 //! Files instead of pipes, because a pipe must be created, pumped while the
 //! command runs and closed for every run: that was most of what ghostbench paid
@@ -12,6 +13,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
 
 /// Bytes of stderr kept for error messages: its tail.
 pub const STDERR_TAIL: usize = 64 * 1024;
@@ -37,19 +39,35 @@ pub struct Collected {
 
 /// The three descriptors every run's child gets as 0, 1 and 2.
 pub struct Capture {
-    stdin: OwnedFd,
+    stdin: File,
+    /// True when stdin is a user's file that each run must read from its start.
+    rewind_stdin: bool,
     stdout: File,
     stderr: File,
 }
 
 impl Capture {
-    pub fn new() -> Result<Capture> {
-        let stdin = File::open("/dev/null").context("cannot open /dev/null")?;
+    /// Streams for runs that read `input` on stdin, or /dev/null without one.
+    pub fn new(input: Option<&Path>) -> Result<Capture> {
+        let path = input.unwrap_or(Path::new("/dev/null"));
+        let stdin = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Ok(Capture {
-            stdin: above_standard(stdin.into())?,
+            stdin: File::from(above_standard(stdin.into())?),
+            rewind_stdin: input.is_some(),
             stdout: output_file(c"ghostbench-stdout")?,
             stderr: output_file(c"ghostbench-stderr")?,
         })
+    }
+
+    /// Before a run: put a `--input` file back at its start (the previous run
+    /// shared and advanced its offset).
+    pub fn rewind_input(&mut self) -> Result<()> {
+        if self.rewind_stdin {
+            self.stdin
+                .seek(SeekFrom::Start(0))
+                .context("cannot rewind --input")?;
+        }
+        Ok(())
     }
 
     /// The descriptors for the child's 0, 1 and 2.
@@ -163,7 +181,7 @@ mod tests {
 
     #[test]
     fn collects_head_of_stdout_tail_of_stderr_and_empties_both() {
-        let mut capture = Capture::new().unwrap();
+        let mut capture = Capture::new(None).unwrap();
         let [_, out, err] = capture.child_fds();
         write_through(out, b"0123456789");
         write_through(err, &vec![b'e'; STDERR_TAIL + 5]);
@@ -181,8 +199,34 @@ mod tests {
     }
 
     #[test]
+    fn input_is_read_from_its_start_by_every_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.txt");
+        std::fs::write(&path, b"abc").unwrap();
+        let mut capture = Capture::new(Some(&path)).unwrap();
+        let [stdin, _, _] = capture.child_fds();
+        let read_all = || {
+            // SAFETY: a duplicate shares the offset, as the child's stdin does.
+            let mut child = unsafe { File::from_raw_fd(libc::dup(stdin)) };
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut child, &mut text).unwrap();
+            text
+        };
+        capture.rewind_input().unwrap();
+        assert_eq!(read_all(), "abc");
+        assert_eq!(
+            read_all(),
+            "",
+            "without a rewind the next run would see nothing"
+        );
+        capture.rewind_input().unwrap();
+        assert_eq!(read_all(), "abc");
+        assert!(Capture::new(Some(&dir.path().join("missing"))).is_err());
+    }
+
+    #[test]
     fn renewed_files_do_not_see_writes_to_the_old_ones() {
-        let mut capture = Capture::new().unwrap();
+        let mut capture = Capture::new(None).unwrap();
         let [_, old_out, _] = capture.child_fds();
         // SAFETY: as in write_through; kept open like a lingering grandchild's copy.
         let mut lingering = unsafe { File::from_raw_fd(libc::dup(old_out)) };

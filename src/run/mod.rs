@@ -38,6 +38,10 @@ pub struct RunnerOptions {
     pub prepare: Option<CommandSpec>,
     pub counters: Vec<CounterKind>,
     pub metrics: Vec<MetricSpec>,
+    /// A non-zero exit code is recorded, not a failure (signals and timeouts still are).
+    pub ignore_failure: bool,
+    /// Every run reads this file on stdin (from its start) instead of /dev/null.
+    pub input: Option<PathBuf>,
 }
 
 /// Everything recorded about one measured (or warm-up) run.
@@ -51,6 +55,8 @@ pub struct RunRecord {
     pub user_s: f64,
     pub sys_s: f64,
     pub max_rss_kib: u64,
+    /// 0 unless `--ignore-failure` let a non-zero exit through.
+    pub exit_code: i32,
     /// Length of the jitter variable, when jitter was on.
     pub env_pad_bytes: Option<usize>,
     pub values: Vec<MetricValue>,
@@ -130,11 +136,12 @@ pub struct Runner {
 impl Runner {
     pub fn new(options: RunnerOptions, rng: ChaCha8Rng) -> Result<Runner> {
         let prepare = options.prepare.as_ref().map(Prepared::new).transpose()?;
+        let capture = Capture::new(options.input.as_deref())?;
         Ok(Runner {
             options,
             prepare,
             rng,
-            capture: Capture::new()?,
+            capture,
         })
     }
 
@@ -153,7 +160,11 @@ impl Runner {
         if let Some(prepare) = &self.prepare {
             let outcome = spawn_with(&self.options, &mut self.capture, prepare, &[], None)
                 .map_err(|e| failure(&command.spec.name, e.to_string(), &[]))?;
-            check_exit(&outcome, &format!("{} (--prepare)", command.spec.name))?;
+            check_exit(
+                &outcome,
+                &format!("{} (--prepare)", command.spec.name),
+                false,
+            )?;
         }
         let (pad, env) = self.jitter();
         let mut attached: Option<ChildCounters> = None;
@@ -170,7 +181,7 @@ impl Runner {
         };
         let outcome = spawn_with(&self.options, &mut self.capture, command, &env, hook)
             .map_err(|e| failure(&command.spec.name, format!("{e:#}"), &[]))?;
-        check_exit(&outcome, &command.spec.name)?;
+        check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
         let mut values = Vec::new();
         for spec in &self.options.metrics {
             let extracted = spec.extract(&outcome).map_err(|e| {
@@ -196,10 +207,22 @@ impl Runner {
             user_s: outcome.user.as_secs_f64(),
             sys_s: outcome.sys.as_secs_f64(),
             max_rss_kib: outcome.max_rss_kib,
+            exit_code: match outcome.exit {
+                Exit::Code(code) => code,
+                _ => 0,
+            },
             env_pad_bytes: pad,
             values,
             counters,
         })
+    }
+
+    /// Run a command once outside the measurement (`--setup`, `--cleanup`); a
+    /// non-zero exit is a failure labelled `label`.
+    pub fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
+        let outcome = spawn_with(&self.options, &mut self.capture, command, &[], None)
+            .map_err(|e| failure(label, format!("{e:#}"), &[]))?;
+        check_exit(&outcome, label, false)
     }
 
     /// Wall time of one plain run (used to calibrate process-start overhead).
@@ -265,9 +288,10 @@ fn failure(name: &str, cause: String, last_output: &[String]) -> RunFailure {
     }
 }
 
-/// A non-zero exit, a signal, a timeout or Ctrl-C is a failure with the last output lines.
-fn check_exit(outcome: &Outcome, name: &str) -> Result<(), RunFailure> {
-    if outcome.exit.success() {
+/// A non-zero exit (unless ignored), a signal, a timeout or Ctrl-C is a failure
+/// with the last output lines.
+fn check_exit(outcome: &Outcome, name: &str, ignore_codes: bool) -> Result<(), RunFailure> {
+    if outcome.exit.success() || (ignore_codes && matches!(outcome.exit, Exit::Code(_))) {
         return Ok(());
     }
     let mut failed = failure(

@@ -116,6 +116,7 @@ pub fn spawn(
     before_exec: Option<&mut dyn FnMut(i32) -> Result<()>>,
 ) -> Result<Outcome> {
     let prepared = Prepared::new(req)?;
+    capture.rewind_input()?;
     let streams = capture.child_fds();
     let start = Instant::now();
     let pid = match before_exec {
@@ -666,7 +667,7 @@ mod tests {
                 timeout,
                 stdout: Keep::Head(1 << 20),
             },
-            &mut Capture::new()?,
+            &mut Capture::new(None)?,
             None,
         )
     }
@@ -724,7 +725,7 @@ mod tests {
     fn late_output_of_a_lingering_grandchild_stays_out_of_the_next_run() {
         let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
         let sh = crate::run::command::resolve_program("sh", std::env::var_os("PATH")).unwrap();
-        let mut capture = Capture::new().unwrap();
+        let mut capture = Capture::new(None).unwrap();
         let mut run_in = |words: Vec<String>| {
             let req = SpawnRequest {
                 program: &sh,
@@ -757,7 +758,7 @@ mod tests {
             timeout: None,
             stdout: Keep::Head(10),
         };
-        let err = spawn(&req, &mut Capture::new().unwrap(), None)
+        let err = spawn(&req, &mut Capture::new(None).unwrap(), None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("cannot execute"), "{err}");
@@ -781,7 +782,7 @@ mod tests {
             seen = pid;
             Ok(())
         };
-        let out = spawn(&req, &mut Capture::new().unwrap(), Some(&mut callback)).unwrap();
+        let out = spawn(&req, &mut Capture::new(None).unwrap(), Some(&mut callback)).unwrap();
         assert!(out.exit.success());
         assert!(seen > 0);
     }
