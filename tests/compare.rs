@@ -489,7 +489,15 @@ fn setup_cleanup_input_and_ignore_failure_work_like_hyperfines() {
     // B exits 1 every time, which -i records instead of stopping.
     let read = format!("cat {}; wc -c", state.display());
     ghostbench()
-        .args(["compare", "--shell", "--quiet", "--min-runs", "3", "--max-runs", "3"])
+        .args([
+            "compare",
+            "--shell",
+            "--quiet",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "3",
+        ])
         .arg(&read)
         .arg(format!("{read}; exit 1"))
         .arg("--setup")
@@ -516,11 +524,16 @@ fn setup_cleanup_input_and_ignore_failure_work_like_hyperfines() {
 
     // A failing --setup stops before any run, with exit code 3 and its cause.
     let out = ghostbench()
-        .args(["compare", "true", "true", "--quiet", "--setup", "false", "--json"])
+        .args([
+            "compare", "true", "true", "--quiet", "--setup", "false", "--json",
+        ])
         .arg(&json)
         .assert()
         .code(3);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    assert!(stdout.contains("FAILED: --setup: command failed: exit code 1"), "{stdout}");
+    assert!(
+        stdout.contains("FAILED: --setup: command failed: exit code 1"),
+        "{stdout}"
+    );
     assert_eq!(read_json(&json)["runs"].as_array().unwrap().len(), 0);
 }

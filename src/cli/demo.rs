@@ -268,6 +268,7 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         output: OutputArgs {
             json: None,
             markdown: None,
+            html: None,
             ..args.output.clone()
         },
     };
@@ -285,6 +286,7 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
     let output = OutputArgs {
         json: None,
         markdown: None,
+        html: None,
         ..args.output.clone()
     };
     let options = crate::probe::ProbeOptions {

@@ -166,6 +166,7 @@ fn metric_section(report: &CompareReport, m: &MetricReport) -> String {
                 estimate: m.ratio,
                 low: m.ci_low,
                 high: m.ci_high,
+                series: 1,
             }],
             (1.0 - margin, 1.0 + margin),
             1.0,
@@ -319,6 +320,15 @@ pub fn layout(report: &LayoutReport) -> String {
     page("ghostbench layout", &body)
 }
 
+/// The build's position, so it has the same colour in every plot.
+fn build_index(report: &LayoutReport, build: &str) -> usize {
+    report
+        .builds
+        .iter()
+        .position(|b| b.name == build)
+        .unwrap_or(0)
+}
+
 fn layout_metric(report: &LayoutReport, metric: &str, rows: &[&MatrixRow]) -> String {
     let mut out = format!("<h2>{}</h2>\n", escape(metric));
     let labels: Vec<(String, String)> = rows
@@ -339,6 +349,7 @@ fn layout_metric(report: &LayoutReport, metric: &str, rows: &[&MatrixRow]) -> St
                 estimate: d.estimate,
                 low: d.low,
                 high: d.high,
+                series: build_index(report, &row.build),
             });
         }
         if let Some(r) = c.controlled {
@@ -347,6 +358,7 @@ fn layout_metric(report: &LayoutReport, metric: &str, rows: &[&MatrixRow]) -> St
                 estimate: r.estimate,
                 low: r.low,
                 high: r.high,
+                series: build_index(report, &row.build),
             });
         }
     }

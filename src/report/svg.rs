@@ -166,15 +166,17 @@ fn row_chart<'a, 'b>(
     Ok(chart)
 }
 
-/// A plain x–y chart over the padded ranges of `x` and `y`.
+/// A plain x–y chart over the padded ranges of `x` and `y`, with headroom
+/// above the data for a legend of `legend_rows` entries.
 fn xy_chart<'a, 'b>(
     root: &'a Area<'b>,
     x: (f64, f64),
     y: (f64, f64),
-    x_desc: &str,
-    y_desc: &str,
+    legend_rows: usize,
+    (x_desc, y_desc): (&str, &str),
 ) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
     let ((x_lo, x_hi), (y_lo, y_hi)) = (padded(x), padded(y));
+    let y_hi = y_hi + (y_hi - y_lo) * 0.09 * legend_rows as f64;
     let mut chart = ChartBuilder::on(root)
         .margin(10)
         .x_label_area_size(40)
@@ -279,7 +281,8 @@ pub fn run_order(series: &[(&str, Vec<(f64, f64)>)], unit: Unit, y_label: &str) 
             .collect();
         let y = (scale.apply(ys.0), scale.apply(ys.1));
         let y_desc = axis_label(y_label, scale);
-        let mut chart = xy_chart(root, xs, y, "run (in the order they ran)", &y_desc)?;
+        let descriptions = ("run (in the order they ran)", y_desc.as_str());
+        let mut chart = xy_chart(root, xs, y, series.len(), descriptions)?;
         draw_lines(
             &mut chart,
             &scaled,
@@ -290,12 +293,14 @@ pub fn run_order(series: &[(&str, Vec<(f64, f64)>)], unit: Unit, y_label: &str) 
     })
 }
 
-/// One interval to draw: a point estimate with its bounds.
+/// One interval to draw: a point estimate with its bounds, in the colour of
+/// series `series` (the same colour as that command or build elsewhere).
 pub struct Interval<'a> {
     pub label: &'a str,
     pub estimate: f64,
     pub low: f64,
     pub high: f64,
+    pub series: usize,
 }
 
 /// Intervals as horizontal whiskers over a shaded band `[band.0, band.1]` and a
@@ -321,7 +326,7 @@ pub fn intervals(rows: &[Interval], band: (f64, f64), reference: f64, x_label: &
         )))?;
         for (i, r) in rows.iter().enumerate() {
             let y = i as f64;
-            let c = color(i + 1);
+            let c = color(r.series);
             if r.low.is_finite() && r.high.is_finite() {
                 let whisker = [
                     vec![(r.low, y), (r.high, y)],
@@ -346,7 +351,7 @@ pub fn intervals(rows: &[Interval], band: (f64, f64), reference: f64, x_label: &
 pub fn lines(series: &[(&str, Vec<(f64, f64)>)], x_label: &str, y_label: &str) -> String {
     render(300, |root| {
         let [xs, ys] = point_ranges(series)?;
-        let mut chart = xy_chart(root, xs, ys, x_label, y_label)?;
+        let mut chart = xy_chart(root, xs, ys, series.len(), (x_label, y_label))?;
         draw_lines(&mut chart, series, 1.0, 2, SeriesLabelPosition::UpperLeft)
     })
 }
@@ -436,6 +441,7 @@ mod tests {
                 estimate: 1.5,
                 low: 1.4,
                 high: 1.6,
+                series: 1,
             }],
             (0.99, 1.01),
             1.0,
