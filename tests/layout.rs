@@ -182,6 +182,56 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
 }
 
 #[test]
+fn max_time_stops_after_a_measured_round_and_analyses_it() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "work.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--metric",
+            "user",
+            "--layouts",
+            "3",
+            "--rounds",
+            "50",
+            "--max-time",
+            "1ms",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "budget_exhausted");
+    assert_eq!(report["settings"]["max_time_s"], 0.001);
+    let measured = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["warmup"] == false)
+        .count();
+    assert_eq!(
+        measured,
+        2 * 3,
+        "one measured round of 2 builds × 3 layouts"
+    );
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("after 1 of 50 rounds"), "{notes}");
+    assert!(comparison(&report, "B", "user")["controlled"].is_object());
+}
+
+#[test]
 fn a_variant_that_fails_to_build_is_left_out_and_reported() {
     if !have_cc() {
         return;

@@ -173,6 +173,7 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         alpha: 0.05,
         shell: false,
         timeout: Some(Duration::from_secs(60)),
+        max_time: None,
         pin: None,
         rebuild: false,
         work_root: PathBuf::from("."),

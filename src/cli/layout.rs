@@ -68,6 +68,10 @@ pub struct LayoutArgs {
     /// Kill a run after this long and stop (e.g. 10s).
     #[arg(long, value_name = "DURATION", value_parser = super::compare::parse_duration)]
     pub timeout: Option<Duration>,
+    /// Stop after the round that ends past this much running time (builds not
+    /// counted) and analyse the rounds completed (e.g. 5m).
+    #[arg(long, value_name = "DURATION", value_parser = super::compare::parse_duration)]
+    pub max_time: Option<Duration>,
     /// Pin the runs to this CPU.
     #[arg(long, value_name = "CPU")]
     pub pin: Option<usize>,
@@ -160,6 +164,7 @@ impl LayoutArgs {
             alpha: self.alpha,
             shell: self.shell,
             timeout: self.timeout,
+            max_time: self.max_time,
             pin: self.pin,
             rebuild: self.rebuild,
             work_root: PathBuf::from("."),
@@ -216,7 +221,7 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let code = match report.status.state {
-        State::Finished => exit::OK,
+        State::Finished | State::BudgetExhausted => exit::OK,
         State::BuildFailed => exit::BUILD_FAILED,
         State::RunFailed => exit::RUN_FAILED,
         State::Interrupted => exit::INTERRUPTED,

@@ -294,6 +294,20 @@ pub fn run(
                 break 'rounds;
             }
         }
+        let measured_rounds = (round + 1).saturating_sub(options.warmup);
+        if let Some(limit) = options.max_time {
+            let more = round + 1 < options.rounds + options.warmup;
+            if measured_rounds > 0 && more && run_started.elapsed() >= limit {
+                status = Status::new(State::BudgetExhausted, None);
+                report.notes.push(format!(
+                    "--max-time {} reached after {measured_rounds} of {} rounds; \
+                     the analysis uses the rounds completed",
+                    crate::report::format::value(limit.as_secs_f64(), Unit::Seconds),
+                    options.rounds
+                ));
+                break 'rounds;
+            }
+        }
     }
     report.status = status;
     report.notes.push(format!(
@@ -732,6 +746,7 @@ fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
         margin: o.margin,
         alpha: o.alpha,
         confidence: 1.0 - o.alpha / comparisons as f64,
+        max_time_s: o.max_time.map(|t| t.as_secs_f64()),
         shell: o.shell,
         seed: o.seed,
         work_dir: work_dir.display().to_string(),
@@ -763,6 +778,7 @@ mod tests {
             alpha: 0.05,
             shell: false,
             timeout: None,
+            max_time: None,
             pin: None,
             rebuild: false,
             work_root: PathBuf::from("."),

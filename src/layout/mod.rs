@@ -51,6 +51,8 @@ pub struct LayoutOptions {
     pub alpha: f64,
     pub shell: bool,
     pub timeout: Option<std::time::Duration>,
+    /// Stop after the first measured round that ends past this much running time.
+    pub max_time: Option<std::time::Duration>,
     pub pin: Option<usize>,
     /// Ignore the build cache.
     pub rebuild: bool,
@@ -69,6 +71,8 @@ pub struct LayoutOptions {
 pub enum State {
     /// Every build and run finished.
     Finished,
+    /// `--max-time` ran out; the rounds completed are analysed.
+    BudgetExhausted,
     /// Too few variants built; nothing was run.
     BuildFailed,
     /// A run failed; the runs so far are analysed.
@@ -95,6 +99,8 @@ pub struct Settings {
     pub alpha: f64,
     /// The confidence of every interval, after Bonferroni over metrics × comparisons.
     pub confidence: f64,
+    /// `--max-time` in seconds, if given.
+    pub max_time_s: Option<f64>,
     pub shell: bool,
     pub seed: u64,
     pub work_dir: String,
