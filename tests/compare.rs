@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{ghostbench, read_json, timing_lock, which};
+use common::{ghostbench, measured_runs, read_json, timing_lock, which};
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
@@ -466,12 +466,7 @@ fn markdown_and_html_reports_carry_the_verdict() {
     // in the distribution.
     let svgs: Vec<&str> = page.split("<svg").skip(1).collect();
     assert_eq!(svgs.len(), 3, "{page}");
-    let measured = report["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["warmup"] == false)
-        .count();
+    let measured = measured_runs(&report);
     assert_eq!(svgs[1].matches("<circle").count(), measured);
 }
 

@@ -9,7 +9,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, read_json, timing_lock, which};
+use common::{fixture, measured_runs, read_json, timing_lock, which};
 use serde_json::Value;
 use std::path::Path;
 
@@ -220,12 +220,7 @@ fn max_time_stops_after_a_measured_round_and_analyses_it() {
     let report = read_json(&json);
     assert_eq!(report["status"]["state"], "budget_exhausted");
     assert_eq!(report["settings"]["max_time_s"], 0.001);
-    let measured = report["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["warmup"] == false)
-        .count();
+    let measured = measured_runs(&report);
     assert_eq!(
         measured,
         2 * 3,

@@ -20,6 +20,16 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).expect("valid JSON")
 }
 
+/// Measured (not warm-up) runs in a `compare` or `layout` report.
+pub fn measured_runs(report: &Value) -> usize {
+    report["runs"]
+        .as_array()
+        .expect("runs[]")
+        .iter()
+        .filter(|r| r["warmup"] == false)
+        .count()
+}
+
 /// Where `program` is on PATH, if anywhere.
 pub fn which(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
