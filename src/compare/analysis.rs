@@ -142,18 +142,18 @@ pub fn sentence(
     margin: f64,
     higher_is_better: bool,
 ) -> String {
-    let ci = format!(
-        "ratio {} [{}, {}]",
-        fmt_ratio(look.ratio),
-        fmt_ratio(look.low),
-        fmt_ratio(look.high)
-    );
     if look.n_a == 0 || look.n_b == 0 {
         return format!(
             "{a} vs {b} on {metric} is not decided: no measured runs ({} + {})",
             look.n_a, look.n_b
         );
     }
+    let ci = format!(
+        "ratio {} [{}, {}]",
+        fmt_ratio(look.ratio),
+        fmt_ratio(look.low),
+        fmt_ratio(look.high)
+    );
     let change = describe_change(look.ratio, higher_is_better);
     let margin_pct = format!("±{}%", format::trimmed(margin * 100.0));
     match look.verdict {
@@ -187,10 +187,10 @@ fn hint(look: &Look, margin: f64) -> Option<String> {
     if look.verdict != Verdict::Unknown {
         return None;
     }
-    if look.n_a.min(look.n_b) == 0 {
+    let n = look.n_a.min(look.n_b) as f64;
+    if n == 0.0 {
         return None;
     }
-    let n = look.n_a.min(look.n_b) as f64;
     let (low, high) = (look.low.ln(), look.high.ln());
     if !(low.is_finite() && high.is_finite()) {
         return Some("too few runs for a finite CI: raise --max-runs or --max-time".to_string());

@@ -64,9 +64,8 @@ pub fn run(
         },
         ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
     )?;
-    let [setup, cleanup] =
-        [&options.setup, &options.cleanup].map(|c| c.as_ref().map(Prepared::new).transpose());
-    let (setup, cleanup) = (setup?, cleanup?);
+    let setup = options.setup.as_ref().map(Prepared::new).transpose()?;
+    let cleanup = options.cleanup.as_ref().map(Prepared::new).transpose()?;
     let setup_failure = setup
         .as_ref()
         .and_then(|s| runner.run_unmeasured(s, "--setup").err());

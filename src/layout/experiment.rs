@@ -294,8 +294,8 @@ pub fn run(
                 break 'rounds;
             }
         }
-        let measured_rounds = (round + 1).saturating_sub(options.warmup);
         if let Some(limit) = options.max_time {
+            let measured_rounds = (round + 1).saturating_sub(options.warmup);
             let more = round + 1 < options.rounds + options.warmup;
             if measured_rounds > 0 && more && run_started.elapsed() >= limit {
                 status = Status::new(State::BudgetExhausted, None);

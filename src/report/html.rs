@@ -7,6 +7,8 @@ use super::format::{compare_cells, p_value, value};
 use super::svg::{self, Interval, Series};
 use crate::compare::{CompareReport, MetricReport};
 use crate::layout::{LayoutReport, MatrixRow};
+use crate::probe::misaligned::Op;
+use crate::probe::tlb::Pages;
 use crate::probe::{Details, ProbeReport};
 use crate::stats::verdict::Verdict;
 use std::fmt::Write;
@@ -306,8 +308,13 @@ pub fn layout(report: &LayoutReport) -> String {
         report.settings.confidence * 100.0,
         super::format::trimmed(report.settings.margin * 100.0)
     );
-    let mut metrics: Vec<&str> = report.matrix.iter().map(|r| r.metric.as_str()).collect();
-    metrics.dedup();
+    // Each metric once, in first-seen order, whatever order the matrix rows are in.
+    let mut metrics: Vec<&str> = Vec::new();
+    for row in &report.matrix {
+        if !metrics.contains(&row.metric.as_str()) {
+            metrics.push(&row.metric);
+        }
+    }
     for metric in metrics {
         let rows: Vec<&MatrixRow> = report
             .matrix
@@ -513,20 +520,20 @@ fn probe_plot(details: &Details) -> Option<(String, &'static str)> {
             ))
         }
         Details::Misaligned(d) => {
-            let op = |want: &str, page: bool| {
+            let op = |want: Op, page: bool| {
                 by(d.rows
                     .iter()
-                    .filter(|r| format!("{:?}", r.op) == want && r.crosses_page == page)
+                    .filter(|r| r.op == want && r.crosses_page == page)
                     .map(|r| (f64::from(r.offset), r.ns_per_op))
                     .collect())
             };
             Some((
                 svg::lines(
                     &[
-                        ("load", op("Load", false)),
-                        ("store", op("Store", false)),
-                        ("load across a page", op("Load", true)),
-                        ("store across a page", op("Store", true)),
+                        ("load", op(Op::Load, false)),
+                        ("store", op(Op::Store, false)),
+                        ("load across a page", op(Op::Load, true)),
+                        ("store across a page", op(Op::Store, true)),
                     ],
                     "offset of the 8-byte operand in its line",
                     "ns per operation",
@@ -550,16 +557,16 @@ fn probe_plot(details: &Details) -> Option<(String, &'static str)> {
             ))
         }
         Details::Tlb(d) => {
-            let pages = |want: &str| -> Vec<(f64, f64)> {
+            let pages = |want: Pages| -> Vec<(f64, f64)> {
                 d.rows
                     .iter()
-                    .filter(|r| format!("{:?}", r.pages) == want)
+                    .filter(|r| r.pages == want)
                     .map(|r| ((r.working_set_bytes as f64).log2(), r.ns_per_access))
                     .collect()
             };
             Some((
                 svg::lines(
-                    &[("4 KiB pages", pages("Small")), ("huge pages", pages("Huge"))],
+                    &[("4 KiB pages", pages(Pages::Small)), ("huge pages", pages(Pages::Huge))],
                     "working set (log2 bytes: 20 = 1 MiB, 30 = 1 GiB)",
                     "ns per dependent access",
                 ),
