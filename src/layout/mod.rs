@@ -5,6 +5,7 @@
 //! are in `variants`, templates, the cache and parallel builds in `builds`,
 //! and the run schedule and the analysis in `experiment`.
 
+pub mod analysis;
 pub mod builds;
 pub mod experiment;
 pub mod explain;

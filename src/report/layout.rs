@@ -4,7 +4,7 @@
 use super::format::{trimmed, value};
 use super::table::Table;
 use super::terminal::paint;
-use crate::layout::experiment::fmt_ratio;
+use crate::layout::analysis::fmt_ratio;
 use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, Ranking};
 use crate::layout::{LayoutReport, MatrixRow, State};
 use std::fmt::Write;

@@ -69,6 +69,40 @@ pub fn decide(low: f64, high: f64, margin: f64, higher_is_better: bool) -> Verdi
     }
 }
 
+/// The ARTIFACT rule (docs/methodology.md §5), on the default-layout ratio and the
+/// layout-controlled ratio (both B/A) and their verdicts. Returns the share of
+/// the default-layout difference that disappears under layout control (on the
+/// log scale, clamped to [0, 1]) when the verdict is ARTIFACT, else `None`.
+///
+/// ARTIFACT needs a significant default-layout difference (FASTER or SLOWER)
+/// whose layout-controlled estimate (a) is SAME, (b) has the opposite sign, or
+/// (c) is less than half its size on the log scale. (b) and (c) hold whether
+/// or not the controlled estimate is itself significant: a 25% default-layout
+/// speedup that is a significant 8% slowdown across layouts, or a significant
+/// 10% speedup, is still mostly layout, and the sentence says how much.
+pub fn artifact(
+    default_ratio: Option<f64>,
+    default_verdict: Verdict,
+    controlled_ratio: Option<f64>,
+    controlled_verdict: Verdict,
+) -> Option<f64> {
+    let (d, c) = (default_ratio?, controlled_ratio?);
+    if !matches!(default_verdict, Verdict::Faster | Verdict::Slower) {
+        return None;
+    }
+    if !(d > 0.0 && c > 0.0 && d.is_finite() && c.is_finite()) {
+        return None;
+    }
+    let (ld, lc) = (d.ln(), c.ln());
+    if ld == 0.0 {
+        return None;
+    }
+    let same = controlled_verdict == Verdict::Same;
+    let opposite = ld * lc <= 0.0;
+    let less_than_half = lc.abs() < 0.5 * ld.abs();
+    (same || opposite || less_than_half).then(|| (1.0 - lc / ld).clamp(0.0, 1.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
