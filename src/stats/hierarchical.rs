@@ -21,6 +21,7 @@
 //!   15% wild-run rate happens to 1 variant in 40 per build); the plain t
 //!   interval then widens to UNKNOWN, the trimmed one drops that variant.
 //! - With fewer than 5 variants it trims nothing and is Student's t.
+//!
 //! The d[i] of an A/A comparison are symmetric about 0 (the builds are
 //! exchangeable), and a real effect shifts them, so the trimmed mean
 //! estimates the effect. docs/methodology.md §5 has the simulations.

@@ -249,7 +249,8 @@ mod tests {
     fn documented_rates_hold_within_their_sampling_error() {
         let (q, b) = (Scenario::quiet(1.0), Scenario::busy(1.0));
         // (scenario, rate, documented %, promise: at most / at least)
-        let table: &[(Scenario, Rate, f64, Option<f64>, Option<f64>)] = &[
+        type Row = (Scenario, Rate, f64, Option<f64>, Option<f64>);
+        let table: &[Row] = &[
             // Busy machine, 8 layouts × 5 runs, one comparison.
             (at(b, 8, 5, 1, 1.00), Rate::Decisive, 0.0, Some(5.0), None),
             (at(b, 8, 5, 1, 1.00), Rate::Same, 75.1, None, Some(60.0)),
