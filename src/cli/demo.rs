@@ -162,6 +162,7 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         metrics: vec![MetricSpec::parse(DISPATCH_METRIC)?],
         higher_is_better: false,
         layouts: args.layouts,
+        max_layouts: None,
         rounds: args.rounds,
         warmup: 1,
         sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],

@@ -38,9 +38,14 @@ pub struct LayoutArgs {
     /// Bigger values are better (throughput).
     #[arg(long)]
     pub higher_is_better: bool,
-    /// Layout variants per build, the default layout included.
-    #[arg(long, default_value_t = 8)]
-    pub layouts: usize,
+    /// Layout variants per build, the default layout included: a count, or
+    /// `auto` (8, then doubling until every comparison is decided or
+    /// --max-layouts is reached).
+    #[arg(long, default_value = "auto", value_parser = parse_layouts)]
+    pub layouts: LayoutsArg,
+    /// With `--layouts auto`: the most variants to measure.
+    #[arg(long, default_value_t = 32)]
+    pub max_layouts: usize,
     /// Measured runs of every (build, layout) pair.
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -119,9 +124,16 @@ impl LayoutArgs {
         if builds.len() < 2 {
             bail!("give at least two --build NAME=TEMPLATE (the first is the baseline)");
         }
-        if self.layouts < layout::experiment::MIN_VARIANTS {
+        let (layouts, max_layouts) = match self.layouts {
+            LayoutsArg::Fixed(n) => (n, None),
+            LayoutsArg::Auto => (
+                AUTO_FIRST_BATCH.min(self.max_layouts),
+                Some(self.max_layouts),
+            ),
+        };
+        if layouts < layout::experiment::MIN_VARIANTS {
             bail!(
-                "--layouts must be at least {}",
+                "--layouts and --max-layouts must be at least {}",
                 layout::experiment::MIN_VARIANTS
             );
         }
@@ -149,7 +161,8 @@ impl LayoutArgs {
             run_template: self.run.clone(),
             metrics,
             higher_is_better: self.higher_is_better,
-            layouts: self.layouts,
+            layouts,
+            max_layouts,
             rounds: self.rounds,
             warmup: self.warmup,
             sources,
@@ -227,4 +240,23 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
         State::Interrupted => exit::INTERRUPTED,
     };
     Ok((report, code))
+}
+
+/// The first batch of `--layouts auto`.
+pub const AUTO_FIRST_BATCH: usize = 8;
+
+/// `--layouts`: a fixed count or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutsArg {
+    Fixed(usize),
+    Auto,
+}
+
+fn parse_layouts(text: &str) -> Result<LayoutsArg, String> {
+    if text == "auto" {
+        return Ok(LayoutsArg::Auto);
+    }
+    text.parse()
+        .map(LayoutsArg::Fixed)
+        .map_err(|_| format!("expected a number of layouts or `auto`, got {text:?}"))
 }

@@ -3,11 +3,13 @@
 //! included) and what would decide an undecided one.
 
 use super::{
-    BuildSpec, Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, VariantValue,
+    BuildSpec, Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, Undecided,
+    VariantValue,
 };
 use crate::run::metric::Unit;
+use crate::stats::descriptive::median;
 use crate::stats::hierarchical::{
-    default_ratio, layout_ratio, smallest_trustworthy_effect, spread_cv,
+    default_ratio, layout_ratio, smallest_trustworthy_effect, spread_cv, LayoutRatio,
 };
 use crate::stats::verdict::{artifact, decide, Verdict};
 
@@ -18,8 +20,23 @@ pub fn analyze(
     seeds: &[u64],
     runs: &[LayoutRun],
 ) -> Vec<MatrixRow> {
-    let comparisons = (metric_names.len() * (options.builds.len() - 1)).max(1);
-    let confidence = 1.0 - options.alpha / comparisons as f64;
+    analyze_at(options, metric_names, seeds, runs, options.alpha)
+}
+
+/// [`analyze`] with the across-layouts intervals at family-wise level
+/// `alpha` (what `--layouts auto` spends at one look) instead of
+/// `options.alpha`. The default-layout intervals stay at `options.alpha`:
+/// their data do not change between looks.
+pub fn analyze_at(
+    options: &LayoutOptions,
+    metric_names: &[(String, Unit)],
+    seeds: &[u64],
+    runs: &[LayoutRun],
+    alpha: f64,
+) -> Vec<MatrixRow> {
+    let comparisons = super::experiment::comparisons(metric_names.len(), options.builds.len());
+    let confidence = 1.0 - alpha / comparisons as f64;
+    let default_confidence = 1.0 - options.alpha / comparisons as f64;
     let mut rows = Vec::new();
     for (metric, unit) in metric_names {
         // values[build][variant] = runs
@@ -53,7 +70,7 @@ pub fn analyze(
                     options,
                     &values[0],
                     &values[b],
-                    confidence,
+                    (default_confidence, confidence),
                     (&options.builds[0], build),
                 )
             });
@@ -76,16 +93,18 @@ fn compare(
     options: &LayoutOptions,
     a: &[Vec<f64>],
     b: &[Vec<f64>],
-    confidence: f64,
+    (default_confidence, confidence): (f64, f64),
     names: (&BuildSpec, &BuildSpec),
 ) -> Comparison {
     let hib = options.higher_is_better;
     let margin = options.margin;
     let default_ratio =
-        default_ratio(&a[0], &b[0], confidence).map(|(estimate, low, high)| RatioInterval {
-            estimate,
-            low,
-            high,
+        default_ratio(&a[0], &b[0], default_confidence).map(|(estimate, low, high)| {
+            RatioInterval {
+                estimate,
+                low,
+                high,
+            }
         });
     let default_verdict =
         default_ratio.map_or(Verdict::Unknown, |r| decide(r.low, r.high, margin, hib));
@@ -152,14 +171,9 @@ fn compare(
         ),
         _ => "too few runs to compare".to_string(),
     };
-    let hint = (verdict == Verdict::Unknown).then(|| match controlled {
-        Some(c) => format!(
-            "more layouts (--layouts {}): layout moves a single-layout ratio by up to ±{:.1}%",
-            (c.variants * 2).max(8),
-            trust * 100.0
-        ),
-        None => "more rounds (--rounds) and layouts (--layouts)".into(),
-    });
+    let undecided = (verdict == Verdict::Unknown)
+        .then(|| diagnose(options, a, b, controlled, confidence, options.max_layouts));
+    let hint = undecided.as_ref().map(|u| hint(u, trust, margin));
     Comparison {
         default_ratio,
         default_verdict,
@@ -169,7 +183,166 @@ fn compare(
         verdict,
         artifact_share,
         sentence,
+        undecided,
         hint,
+    }
+}
+
+/// Why an UNKNOWN across layouts, from the data.
+pub fn diagnose(
+    options: &LayoutOptions,
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    controlled: Option<LayoutRatio>,
+    confidence: f64,
+    max_layouts: Option<usize>,
+) -> Undecided {
+    let Some(c) = controlled else {
+        return Undecided::TooFewRuns;
+    };
+    let margin = options.margin;
+    // Wild runs: far from their variant's median, against the pooled run
+    // noise of both builds.
+    let wild = wild_runs(a, b);
+    if wild.runs > 0 {
+        let clean = |side: &[Vec<f64>]| -> Vec<Vec<f64>> {
+            side.iter()
+                .map(|runs| {
+                    let m = median(runs);
+                    runs.iter()
+                        .copied()
+                        .filter(|v| (v / m).ln().abs() <= wild.threshold)
+                        .collect()
+                })
+                .collect()
+        };
+        let decided_without = layout_ratio(&clean(a), &clean(b), options.estimator, confidence)
+            .is_some_and(|r| decide(r.low, r.high, margin, false) != Verdict::Unknown);
+        if decided_without {
+            return Undecided::RunOutliers {
+                runs: wild.runs,
+                of: wild.of,
+                worst: wild.worst,
+                variants: wild.variants,
+            };
+        }
+    }
+    // Layout spread: how many variants would shrink the interval enough.
+    let (centre, half) = (c.estimate.ln(), (c.high.ln() - c.low.ln()) / 2.0);
+    let edge = (1.0 + margin).ln();
+    let room = (centre.abs() - edge).abs();
+    let needed = if room > 0.0 {
+        (c.variants as f64 * (half / room).powi(2) * 1.2).ceil()
+    } else {
+        f64::INFINITY
+    };
+    let budget = max_layouts.unwrap_or(64).max(64) * 4;
+    if needed.is_finite() && needed <= budget as f64 {
+        return Undecided::LayoutSpread {
+            layouts: (needed as usize).max(c.variants + 1),
+        };
+    }
+    Undecided::NearMargin {
+        margin_for_same: (c.high - 1.0).max(1.0 - c.low),
+        margin_for_effect: if c.low > 1.0 {
+            Some(c.low - 1.0)
+        } else if c.high < 1.0 {
+            Some(1.0 - c.high)
+        } else {
+            None
+        },
+    }
+}
+
+/// Runs far from their variant's median.
+struct WildRuns {
+    runs: usize,
+    of: usize,
+    /// The largest |log(run / variant median)|.
+    worst: f64,
+    /// The log distance beyond which a run counts as wild.
+    threshold: f64,
+    /// Seeds (variant indexes) holding wild runs.
+    variants: Vec<usize>,
+}
+
+/// A run is wild when it lies more than 5 robust standard deviations of
+/// the pooled run noise (1.4826 × the median absolute log distance of all
+/// runs from their variant's median) and more than 1% from its variant's
+/// median.
+fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>]) -> WildRuns {
+    let mut distances = Vec::new();
+    for runs in a.iter().chain(b) {
+        let m = median(runs);
+        distances.extend(runs.iter().map(|v| (v / m).ln().abs()));
+    }
+    let of = distances.len();
+    distances.retain(|d| d.is_finite());
+    let scale = 1.4826 * median(&distances);
+    let threshold = (5.0 * scale).max(0.01);
+    let mut wild = WildRuns {
+        runs: 0,
+        of,
+        worst: 0.0,
+        threshold,
+        variants: Vec::new(),
+    };
+    for side in [a, b] {
+        for (i, runs) in side.iter().enumerate() {
+            let m = median(runs);
+            for d in runs.iter().map(|v| (v / m).ln().abs()) {
+                if d > threshold {
+                    wild.runs += 1;
+                    wild.worst = wild.worst.max(d);
+                    if !wild.variants.contains(&i) {
+                        wild.variants.push(i);
+                    }
+                }
+            }
+        }
+    }
+    wild.variants.sort_unstable();
+    wild
+}
+
+/// The hint line of an undecided comparison.
+pub fn hint(undecided: &Undecided, trust: f64, margin: f64) -> String {
+    let pct = |x: f64| crate::report::format::trimmed((x * 1000.0).round() / 10.0);
+    match undecided {
+        Undecided::TooFewRuns => "more rounds (--rounds) and layouts (--layouts)".into(),
+        Undecided::RunOutliers {
+            runs,
+            of,
+            worst,
+            variants,
+        } => format!(
+            "{runs} of {of} runs are wild (up to {}% off their layout's median, in layouts {}): \
+             the machine was busy; more --rounds, the `user` metric or --pin would steady them",
+            pct(worst.exp() - 1.0),
+            variants
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Undecided::LayoutSpread { layouts } => format!(
+            "layout moves a single-layout ratio by up to ±{}%: about {layouts} layouts would likely decide (--layouts auto --max-layouts {layouts})",
+            pct(trust)
+        ),
+        Undecided::NearMargin {
+            margin_for_same,
+            margin_for_effect,
+        } => {
+            let mut text = format!(
+                "the effect is too close to the ±{}% margin for any layout budget to resolve: --margin {} would decide SAME",
+                pct(margin),
+                pct(*margin_for_same + 0.0005)
+            );
+            if let Some(m) = margin_for_effect {
+                text.push_str(&format!(", --margin under {} would decide the direction", pct(*m)));
+            }
+            text
+        }
     }
 }
 
@@ -235,7 +408,13 @@ mod tests {
             name: name.into(),
             template: String::new(),
         };
-        compare(&options(margin), &a, &b, 0.95, (&spec("A"), &spec("B")))
+        compare(
+            &options(margin),
+            &a,
+            &b,
+            (0.95, 0.95),
+            (&spec("A"), &spec("B")),
+        )
     }
 
     fn close(x: f64, y: f64, tol: f64) -> bool {

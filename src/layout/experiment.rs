@@ -9,17 +9,18 @@
 use super::builds::{self, BuildJob, BuildResult, Placeholders};
 use super::variants::{pad_assembly, ShuffleLinker, Source, SourceStatus, Variant};
 use super::{
-    LayoutOptions, LayoutReport, LayoutRun, Settings, State, Status, Timing, SCHEMA_VERSION,
+    LayoutOptions, LayoutReport, LayoutRun, Look, Settings, State, Status, Timing, SCHEMA_VERSION,
 };
 use crate::run::command::CommandSpec;
 use crate::run::metric::Unit;
 use crate::run::{environment, spawn, Prepared, RunFailure, Runner, RunnerOptions};
+use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The least number of matched variants (the default layout included) to analyse.
 pub const MIN_VARIANTS: usize = 3;
@@ -41,6 +42,32 @@ pub enum Phase {
     Explain,
 }
 
+/// The cumulative variant counts at which `layout` looks at the data: one
+/// look at `layouts` for a fixed count; with `--layouts auto`, `layouts`
+/// (the first batch), then doubling up to `max_layouts`.
+pub fn look_sizes(layouts: usize, max_layouts: Option<usize>) -> Vec<usize> {
+    let mut sizes = vec![layouts];
+    if let Some(max) = max_layouts {
+        while let Some(&last) = sizes.last() {
+            if last >= max {
+                break;
+            }
+            sizes.push((last * 2).min(max));
+        }
+    }
+    sizes
+}
+
+/// The share of α spent at look k (1-based) of `looks`: 1/(k(k + 1)), the
+/// rest at the last look (so the shares add up to exactly 1). A union bound
+/// over the looks keeps the family-wise level whatever the stopping rule.
+pub fn look_share(k: usize, looks: usize) -> f64 {
+    if looks <= 1 || k >= looks {
+        return 1.0 / looks.max(1) as f64;
+    }
+    1.0 / (k * (k + 1)) as f64
+}
+
 /// Run the experiment. Errors are for setup problems only (bad templates,
 /// an unwritable work directory); build and run failures end up in the
 /// report's status.
@@ -55,7 +82,9 @@ pub fn run(
     if options.layouts < MIN_VARIANTS {
         bail!("--layouts must be at least {MIN_VARIANTS}");
     }
-    let mut notes = Vec::new();
+    if options.max_layouts.is_some_and(|m| m < options.layouts) {
+        bail!("--max-layouts must be at least the first batch of --layouts");
+    }
     let work_dir = options
         .work_root
         .join(".ghostbench/work")
@@ -64,114 +93,24 @@ pub fn run(
         .with_context(|| format!("cannot create {}", work_dir.display()))?;
     let work_dir = std::fs::canonicalize(&work_dir).unwrap_or(work_dir);
 
-    // Sources and variants.
     let (sources, linker, pads) = resolve_sources(options, &work_dir);
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
-    let variants: Vec<Variant> = (0..options.layouts as u64)
-        .map(|seed| {
-            Variant::from_seed(
-                seed,
-                active(Source::Align),
-                active(Source::Shift),
-                active(Source::Shuffle),
-            )
-        })
-        .collect();
-
-    // Builds.
-    let mut jobs = Vec::new();
-    for (b, build) in options.builds.iter().enumerate() {
-        for variant in &variants {
-            let dir = work_dir
-                .join(sanitize(&build.name))
-                .join(variant.seed.to_string());
-            let pad = pads
-                .iter()
-                .find(|(k, _)| *k == variant.shift)
-                .map(|(_, p)| p.as_path());
-            let values = Placeholders {
-                cflags: variant.cflags(),
-                ldflags: variant.ldflags(pad, linker.as_ref()),
-                out: dir.join("bench"),
-                dir: dir.clone(),
-            };
-            let argv = builds::substitute(&build.template, options.shell, &values)
-                .with_context(|| format!("build {}", build.name))?;
-            jobs.push(BuildJob::new(b, variant.seed, argv, &values));
-        }
-    }
-    let total_builds = jobs.len();
-    let mut done = 0;
-    on_progress(&Progress {
-        phase: Phase::Build,
-        done,
-        total: total_builds,
-        message: "building".into(),
-    });
-    let build_results = builds::run_all(&jobs, options.jobs, options.rebuild, &mut |r| {
-        done += 1;
-        on_progress(&Progress {
-            phase: Phase::Build,
-            done,
-            total: total_builds,
-            message: format!(
-                "{} seed {}: {}",
-                options.builds[r.build].name,
-                r.seed,
-                if !r.ok {
-                    "FAILED"
-                } else if r.reused {
-                    "reused"
-                } else {
-                    "built"
-                }
-            ),
-        });
-    });
-    let build_s = started.elapsed().as_secs_f64();
-    let reused = build_results.iter().filter(|r| r.reused && r.ok).count();
-    if reused > 0 {
-        notes.push(format!(
-            "{reused} of {total_builds} builds reused from identical inputs (cache in {})",
-            work_dir.display()
-        ));
-    }
-    let used_seeds: Vec<u64> = variants
-        .iter()
-        .map(|v| v.seed)
-        .filter(|&seed| {
-            build_results
-                .iter()
-                .filter(|r| r.seed == seed)
-                .all(|r| r.ok)
-        })
-        .collect();
-    let first_failure = build_results.iter().find(|r| !r.ok).cloned();
-    if let Some(f) = &first_failure {
-        let failed_seeds = variants.len() - used_seeds.len();
-        notes.push(format!(
-            "{failed_seeds} of {} variants left out because a build failed; first: {} seed {}: {}",
-            variants.len(),
-            options.builds[f.build].name,
-            f.seed,
-            f.error.as_deref().unwrap_or("failed")
-        ));
-    }
     let mut report = LayoutReport {
         schema: "ghostbench.layout",
         schema_version: SCHEMA_VERSION,
         builds: options.builds.clone(),
         settings: settings(options, &work_dir),
-        sources,
-        variants: variants.clone(),
-        used_seeds: used_seeds.clone(),
-        build_results,
+        sources: sources.clone(),
+        variants: Vec::new(),
+        used_seeds: Vec::new(),
+        build_results: Vec::new(),
         status: Status::new(State::Finished, None),
         environment: environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line),
         matrix: Vec::new(),
-        notes,
+        looks: Vec::new(),
+        notes: Vec::new(),
         timing: Timing {
-            build_s,
+            build_s: 0.0,
             run_s: 0.0,
             explain_s: 0.0,
             total_s: 0.0,
@@ -179,62 +118,6 @@ pub fn run(
         runs: Vec::new(),
         explain: None,
     };
-    if used_seeds.len() < MIN_VARIANTS || used_seeds.first() != Some(&0) {
-        let f = first_failure.unwrap_or_else(|| BuildResult {
-            build: 0,
-            seed: 0,
-            ok: false,
-            reused: false,
-            seconds: 0.0,
-            command: String::new(),
-            error: Some("no variants".into()),
-            output_tail: Vec::new(),
-        });
-        let why = if used_seeds.first() != Some(&0) {
-            "the default layout (seed 0) did not build".to_string()
-        } else {
-            format!(
-                "only {} variants built for every build, need at least {MIN_VARIANTS}",
-                used_seeds.len()
-            )
-        };
-        report.status = Status {
-            state: State::BuildFailed,
-            message: Some(format!(
-                "{why}; build {} seed {} failed ({}): {}",
-                options.builds[f.build].name,
-                f.seed,
-                f.error.as_deref().unwrap_or("failed"),
-                f.command
-            )),
-            last_output: f.output_tail,
-        };
-        report.timing.total_s = started.elapsed().as_secs_f64();
-        return Ok(report);
-    }
-
-    // Runs.
-    let run_started = Instant::now();
-    let mut pairs = Vec::new();
-    for (b, _) in options.builds.iter().enumerate() {
-        for &seed in &used_seeds {
-            let dir = &jobs[b * variants.len() + seed as usize].dir;
-            let values = Placeholders {
-                cflags: Vec::new(),
-                ldflags: Vec::new(),
-                out: dir.join("bench"),
-                dir: dir.clone(),
-            };
-            let argv = builds::substitute(&options.run_template, options.shell, &values)?;
-            let spec = CommandSpec {
-                name: format!("{} seed {seed}", options.builds[b].name),
-                text: options.run_template.clone(),
-                argv,
-                shell: options.shell,
-            };
-            pairs.push((b, seed, Prepared::new(&spec)?));
-        }
-    }
     let mut runner = Runner::new(
         RunnerOptions {
             pin: options.pin,
@@ -249,78 +132,157 @@ pub fn run(
         ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
     )?;
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-    let total_runs = pairs.len() * (options.rounds + options.warmup);
-    let mut runs: Vec<LayoutRun> = Vec::new();
-    let mut status = Status::new(State::Finished, None);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
-    'rounds: for round in 0..options.rounds + options.warmup {
-        let warmup = round < options.warmup;
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order.shuffle(&mut rng);
-        for i in order {
-            let (b, seed, prepared) = &pairs[i];
-            let result = runner.run(prepared, *b, round, warmup).and_then(|record| {
-                check_metrics(&mut metric_names, &record, &prepared.spec.name)?;
-                Ok(record)
-            });
-            match result {
-                Ok(record) => runs.push(LayoutRun {
-                    build: *b,
-                    seed: *seed,
-                    record,
-                }),
-                Err(failure) => {
-                    status = failed(failure);
-                    break 'rounds;
-                }
-            }
-            on_progress(&Progress {
-                phase: Phase::Run,
-                done: runs.len(),
-                total: total_runs,
-                message: if warmup {
-                    "warm-up".into()
-                } else {
-                    format!("round {}/{}", round - options.warmup + 1, options.rounds)
-                },
-            });
-            if spawn::interrupted() {
-                status = Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into()));
-                break 'rounds;
+    let mut reused = 0;
+    let schedule = look_sizes(options.layouts, options.max_layouts);
+    for (look, &size) in schedule.iter().enumerate() {
+        // Build this batch of variants.
+        let build_started = Instant::now();
+        let batch: Vec<Variant> = (report.variants.len() as u64..size as u64)
+            .map(|seed| {
+                Variant::from_seed(
+                    seed,
+                    active(Source::Align),
+                    active(Source::Shift),
+                    active(Source::Shuffle),
+                )
+            })
+            .collect();
+        let jobs = build_jobs(options, &work_dir, &batch, &pads, linker.as_ref())?;
+        let results = build_batch(options, &jobs, on_progress);
+        report.timing.build_s += build_started.elapsed().as_secs_f64();
+        reused += results.iter().filter(|r| r.reused && r.ok).count();
+        let batch_seeds: Vec<u64> = batch
+            .iter()
+            .map(|v| v.seed)
+            .filter(|&seed| results.iter().filter(|r| r.seed == seed).all(|r| r.ok))
+            .collect();
+        report.variants.extend(batch);
+        report.used_seeds.extend(&batch_seeds);
+        report.build_results.extend(results);
+        if look == 0 {
+            if let Some(status) = too_few_built(options, &report) {
+                report.status = status;
+                break;
             }
         }
-        if let Some(limit) = options.max_time {
-            let measured_rounds = (round + 1).saturating_sub(options.warmup);
-            let more = round + 1 < options.rounds + options.warmup;
-            if measured_rounds > 0 && more && run_started.elapsed() >= limit {
-                status = Status::new(State::BudgetExhausted, None);
-                report.notes.push(format!(
-                    "--max-time {} reached after {measured_rounds} of {} rounds; \
-                     the analysis uses the rounds completed",
-                    crate::report::format::value(limit.as_secs_f64(), Unit::Seconds),
-                    options.rounds
-                ));
-                break 'rounds;
-            }
+
+        // Run it.
+        let pairs = run_pairs(options, &jobs, &batch_seeds)?;
+        let run_started = Instant::now();
+        let budget = options
+            .max_time
+            .map(|limit| limit.saturating_sub(Duration::from_secs_f64(report.timing.run_s)));
+        let outcome = run_rounds(
+            options,
+            &mut runner,
+            &mut rng,
+            &pairs,
+            budget,
+            &mut report.runs,
+            &mut metric_names,
+            on_progress,
+        );
+        report.timing.run_s += run_started.elapsed().as_secs_f64();
+        report.status = outcome.status;
+        if let Some(done) = outcome.rounds_done {
+            report.notes.push(format!(
+                "--max-time {} reached after {done} of {} rounds of the last {} layouts; \
+                 the analysis uses the rounds completed",
+                crate::report::format::value(
+                    options.max_time.unwrap_or_default().as_secs_f64(),
+                    Unit::Seconds
+                ),
+                options.rounds,
+                pairs.len() / options.builds.len()
+            ));
+        }
+
+        // Look.
+        let comparisons = comparisons(metric_names.len(), options.builds.len());
+        let alpha = options.alpha * look_share(look + 1, schedule.len());
+        report.settings.confidence = 1.0 - alpha / comparisons as f64;
+        report.matrix = super::analysis::analyze_at(
+            options,
+            &metric_names,
+            &report.used_seeds,
+            &report.runs,
+            alpha,
+        );
+        let undecided = report
+            .matrix
+            .iter()
+            .filter_map(|row| row.comparison.as_ref())
+            .filter(|c| c.verdict == Verdict::Unknown)
+            .count();
+        report.looks.push(Look {
+            layouts: report.used_seeds.len(),
+            confidence: report.settings.confidence,
+            undecided,
+        });
+        if report.status.state != State::Finished || undecided == 0 {
+            break;
+        }
+        if options
+            .max_time
+            .is_some_and(|limit| report.timing.run_s >= limit.as_secs_f64())
+            && look + 1 < schedule.len()
+        {
+            report.status = Status::new(State::BudgetExhausted, None);
+            report.notes.push(format!(
+                "--max-time {} reached after {} layouts with {undecided} comparisons undecided",
+                crate::report::format::value(
+                    options.max_time.unwrap_or_default().as_secs_f64(),
+                    Unit::Seconds
+                ),
+                report.used_seeds.len()
+            ));
+            break;
         }
     }
-    report.status = status;
+    report.settings.layouts = report.variants.len();
+    if reused > 0 {
+        report.notes.push(format!(
+            "{reused} of {} builds reused from identical inputs (cache in {})",
+            report.build_results.len(),
+            work_dir.display()
+        ));
+    }
+    let first_failure = report.failed_builds().next().cloned();
+    if let Some(f) = first_failure {
+        let failed_seeds = report.variants.len() - report.used_seeds.len();
+        report.notes.push(format!(
+            "{failed_seeds} of {} variants left out because a build failed; first: {} seed {}: {}",
+            report.variants.len(),
+            options.builds[f.build].name,
+            f.seed,
+            f.error.as_deref().unwrap_or("failed")
+        ));
+    }
+    if report.status.state == State::BuildFailed {
+        report.timing.total_s = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    if options.max_layouts.is_some() {
+        report.notes.push(auto_note(&report, options));
+    }
     report.notes.push(format!(
         "environment jitter: {} of 0–{} bytes per run, recorded per run",
         crate::run::JITTER_VARIABLE,
         crate::run::JITTER_MAX_BYTES - 1
     ));
-    report.matrix = super::analysis::analyze(options, &metric_names, &used_seeds, &runs);
-    let comparisons = (metric_names.len() * (options.builds.len() - 1)).max(1);
-    report.settings.confidence = 1.0 - options.alpha / comparisons as f64;
+    let comparisons = comparisons(metric_names.len(), options.builds.len());
     if comparisons > 1 {
         report.notes.push(format!(
-            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni)",
-            report.settings.confidence * 100.0
+            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni{})",
+            report.settings.confidence * 100.0,
+            if report.looks.len() > 1 || options.max_layouts.is_some() {
+                ", and α split over the looks"
+            } else {
+                ""
+            }
         ));
     }
-    report.runs = runs;
-    report.timing.run_s = run_started.elapsed().as_secs_f64();
     if let Some(top) = options.explain {
         if report.status.state == State::Interrupted {
             report
@@ -348,6 +310,255 @@ pub fn run(
     }
     report.timing.total_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Metrics × candidate builds: the Bonferroni divisor.
+pub fn comparisons(metrics: usize, builds: usize) -> usize {
+    (metrics * builds.saturating_sub(1)).max(1)
+}
+
+/// What `--layouts auto` did, in one line.
+fn auto_note(report: &LayoutReport, options: &LayoutOptions) -> String {
+    let layouts = report.used_seeds.len();
+    let looks = report.looks.len();
+    let undecided = report.looks.last().map_or(0, |l| l.undecided);
+    let max = options.max_layouts.unwrap_or(options.layouts);
+    if undecided == 0 {
+        format!(
+            "--layouts auto: every comparison decided with {layouts} layouts ({looks} look{})",
+            if looks == 1 { "" } else { "s" }
+        )
+    } else if report.status.state == State::Finished {
+        format!(
+            "--layouts auto: --max-layouts {max} reached with {undecided} comparison{} undecided",
+            if undecided == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("--layouts auto: stopped after {layouts} layouts ({looks} looks)")
+    }
+}
+
+/// The build jobs of one batch of variants, every build × variant.
+fn build_jobs(
+    options: &LayoutOptions,
+    work_dir: &Path,
+    batch: &[Variant],
+    pads: &[(u32, PathBuf)],
+    linker: Option<&ShuffleLinker>,
+) -> Result<Vec<BuildJob>> {
+    let mut jobs = Vec::new();
+    for (b, build) in options.builds.iter().enumerate() {
+        for variant in batch {
+            let dir = work_dir
+                .join(sanitize(&build.name))
+                .join(variant.seed.to_string());
+            let pad = pads
+                .iter()
+                .find(|(k, _)| *k == variant.shift)
+                .map(|(_, p)| p.as_path());
+            let values = Placeholders {
+                cflags: variant.cflags(),
+                ldflags: variant.ldflags(pad, linker),
+                out: dir.join("bench"),
+                dir: dir.clone(),
+            };
+            let argv = builds::substitute(&build.template, options.shell, &values)
+                .with_context(|| format!("build {}", build.name))?;
+            jobs.push(BuildJob::new(b, variant.seed, argv, &values));
+        }
+    }
+    Ok(jobs)
+}
+
+/// Build one batch in parallel, reporting each job as it ends.
+fn build_batch(
+    options: &LayoutOptions,
+    jobs: &[BuildJob],
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Vec<BuildResult> {
+    let total = jobs.len();
+    let mut done = 0;
+    on_progress(&Progress {
+        phase: Phase::Build,
+        done,
+        total,
+        message: "building".into(),
+    });
+    builds::run_all(jobs, options.jobs, options.rebuild, &mut |r| {
+        done += 1;
+        on_progress(&Progress {
+            phase: Phase::Build,
+            done,
+            total,
+            message: format!(
+                "{} seed {}: {}",
+                options.builds[r.build].name,
+                r.seed,
+                if !r.ok {
+                    "FAILED"
+                } else if r.reused {
+                    "reused"
+                } else {
+                    "built"
+                }
+            ),
+        });
+    })
+}
+
+/// The status when the first batch left too few variants (or lost the
+/// default layout); `None` when the experiment can go on.
+fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> Option<Status> {
+    let used = &report.used_seeds;
+    if used.len() >= MIN_VARIANTS && used.first() == Some(&0) {
+        return None;
+    }
+    let f = report
+        .failed_builds()
+        .next()
+        .cloned()
+        .unwrap_or(BuildResult {
+            build: 0,
+            seed: 0,
+            ok: false,
+            reused: false,
+            seconds: 0.0,
+            command: String::new(),
+            error: Some("no variants".into()),
+            output_tail: Vec::new(),
+        });
+    let why = if used.first() != Some(&0) {
+        "the default layout (seed 0) did not build".to_string()
+    } else {
+        format!(
+            "only {} variants built for every build, need at least {MIN_VARIANTS}",
+            used.len()
+        )
+    };
+    Some(Status {
+        state: State::BuildFailed,
+        message: Some(format!(
+            "{why}; build {} seed {} failed ({}): {}",
+            options.builds[f.build].name,
+            f.seed,
+            f.error.as_deref().unwrap_or("failed"),
+            f.command
+        )),
+        last_output: f.output_tail,
+    })
+}
+
+/// The prepared run command of every (build, seed) of a batch.
+fn run_pairs(
+    options: &LayoutOptions,
+    jobs: &[BuildJob],
+    seeds: &[u64],
+) -> Result<Vec<(usize, u64, Prepared)>> {
+    let mut pairs = Vec::new();
+    for (b, build) in options.builds.iter().enumerate() {
+        for &seed in seeds {
+            let Some(job) = jobs.iter().find(|j| j.build == b && j.seed == seed) else {
+                continue;
+            };
+            let values = Placeholders {
+                cflags: Vec::new(),
+                ldflags: Vec::new(),
+                out: job.dir.join("bench"),
+                dir: job.dir.clone(),
+            };
+            let argv = builds::substitute(&options.run_template, options.shell, &values)?;
+            let spec = CommandSpec {
+                name: format!("{} seed {seed}", build.name),
+                text: options.run_template.clone(),
+                argv,
+                shell: options.shell,
+            };
+            pairs.push((b, seed, Prepared::new(&spec)?));
+        }
+    }
+    Ok(pairs)
+}
+
+/// How a batch's rounds ended.
+struct RoundsOutcome {
+    status: Status,
+    /// `Some(measured rounds)` when `--max-time` stopped the batch early.
+    rounds_done: Option<usize>,
+}
+
+/// Warm-up and measured rounds over one batch's (build, variant) pairs, in a
+/// fresh random order each round. Stops at a failed run, Ctrl-C, or after
+/// the first measured round that ends past `budget`.
+#[allow(clippy::too_many_arguments)]
+fn run_rounds(
+    options: &LayoutOptions,
+    runner: &mut Runner,
+    rng: &mut ChaCha8Rng,
+    pairs: &[(usize, u64, Prepared)],
+    budget: Option<Duration>,
+    runs: &mut Vec<LayoutRun>,
+    metric_names: &mut Vec<(String, Unit)>,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> RoundsOutcome {
+    let started = Instant::now();
+    let total = pairs.len() * (options.rounds + options.warmup);
+    let mut done = 0;
+    for round in 0..options.rounds + options.warmup {
+        let warmup = round < options.warmup;
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.shuffle(rng);
+        for i in order {
+            let (b, seed, prepared) = &pairs[i];
+            let result = runner.run(prepared, *b, round, warmup).and_then(|record| {
+                check_metrics(metric_names, &record, &prepared.spec.name)?;
+                Ok(record)
+            });
+            match result {
+                Ok(record) => runs.push(LayoutRun {
+                    build: *b,
+                    seed: *seed,
+                    record,
+                }),
+                Err(failure) => {
+                    return RoundsOutcome {
+                        status: failed(failure),
+                        rounds_done: None,
+                    }
+                }
+            }
+            done += 1;
+            on_progress(&Progress {
+                phase: Phase::Run,
+                done,
+                total,
+                message: if warmup {
+                    "warm-up".into()
+                } else {
+                    format!("round {}/{}", round - options.warmup + 1, options.rounds)
+                },
+            });
+            if spawn::interrupted() {
+                return RoundsOutcome {
+                    status: Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into())),
+                    rounds_done: None,
+                };
+            }
+        }
+        if let Some(limit) = budget {
+            let measured_rounds = (round + 1).saturating_sub(options.warmup);
+            let more = round + 1 < options.rounds + options.warmup;
+            if measured_rounds > 0 && more && started.elapsed() >= limit {
+                return RoundsOutcome {
+                    status: Status::new(State::BudgetExhausted, None),
+                    rounds_done: Some(measured_rounds),
+                };
+            }
+        }
+    }
+    RoundsOutcome {
+        status: Status::new(State::Finished, None),
+        rounds_done: None,
+    }
 }
 
 /// Every run must yield the metrics the first run yielded.
@@ -515,12 +726,13 @@ pub(super) fn sanitize(name: &str) -> String {
 }
 
 fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
-    let comparisons = (o.metrics.len() * (o.builds.len() - 1)).max(1);
+    let comparisons = comparisons(o.metrics.len(), o.builds.len());
     Settings {
         run_template: o.run_template.clone(),
         metrics: o.metrics.iter().map(|m| m.label()).collect(),
         higher_is_better: o.higher_is_better,
         layouts: o.layouts,
+        max_layouts: o.max_layouts,
         rounds: o.rounds,
         warmup: o.warmup,
         jobs: o.jobs,

@@ -41,8 +41,12 @@ pub struct LayoutOptions {
     pub run_template: String,
     pub metrics: Vec<MetricSpec>,
     pub higher_is_better: bool,
-    /// Layout variants per build, including the default layout (seed 0).
+    /// Layout variants per build, including the default layout (seed 0): the
+    /// fixed count, or with `max_layouts` the first batch.
     pub layouts: usize,
+    /// `--layouts auto`: add batches (doubling the variants) until every
+    /// comparison is decided or this many variants were measured.
+    pub max_layouts: Option<usize>,
     pub rounds: usize,
     pub warmup: usize,
     pub sources: Vec<Source>,
@@ -91,14 +95,19 @@ pub struct Settings {
     pub run_template: String,
     pub metrics: Vec<String>,
     pub higher_is_better: bool,
+    /// Variants built (all looks); the first batch before the experiment ends.
     pub layouts: usize,
+    /// `--layouts auto`: the most variants it may add up to; absent for a fixed count.
+    pub max_layouts: Option<usize>,
     pub rounds: usize,
     pub warmup: usize,
     pub jobs: usize,
     pub estimator: Estimator,
     pub margin: f64,
     pub alpha: f64,
-    /// The confidence of every interval, after Bonferroni over metrics × comparisons.
+    /// The confidence of every across-layouts interval of the last look, after
+    /// Bonferroni over metrics × comparisons and, with `--layouts auto`, the
+    /// share of α spent at that look.
     pub confidence: f64,
     /// `--max-time` in seconds, if given.
     pub max_time_s: Option<f64>,
@@ -139,7 +148,36 @@ pub struct Comparison {
     /// For ARTIFACT: the share of the default-layout difference that disappears (fraction).
     pub artifact_share: Option<f64>,
     pub sentence: String,
+    /// For UNKNOWN: why, from the data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
     pub hint: Option<String>,
+}
+
+/// Why a comparison stayed UNKNOWN, from the data (facts; the hint renders them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum Undecided {
+    /// Fewer than 2 variants with runs of both builds.
+    TooFewRuns,
+    /// Wild runs (a busy machine) moved some variants' estimates; without
+    /// them the interval would decide.
+    RunOutliers {
+        runs: usize,
+        of: usize,
+        /// The largest |log(run / its variant's median)|.
+        worst: f64,
+        /// Variant indexes holding wild runs.
+        variants: Vec<usize>,
+    },
+    /// Layout spread: about this many layouts would likely decide.
+    LayoutSpread { layouts: usize },
+    /// The estimate sits too close to the margin for any layout budget: these
+    /// margins (fractions) would decide SAME, or the direction.
+    NearMargin {
+        margin_for_same: f64,
+        margin_for_effect: Option<f64>,
+    },
 }
 
 /// One cell row of the matrix: a build on a metric.
@@ -155,6 +193,17 @@ pub struct MatrixRow {
     pub variants: Vec<VariantValue>,
     /// None for the baseline.
     pub comparison: Option<Comparison>,
+}
+
+/// One look at the data: `--layouts auto` looks after every batch.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Look {
+    /// Variants analysed at this look.
+    pub layouts: usize,
+    /// The confidence of every across-layouts interval at this look.
+    pub confidence: f64,
+    /// Comparisons (metric × build) still UNKNOWN.
+    pub undecided: usize,
 }
 
 /// One measured or warm-up run, with the build and variant it belongs to.
@@ -191,6 +240,8 @@ pub struct LayoutReport {
     pub status: Status,
     pub environment: Environment,
     pub matrix: Vec<MatrixRow>,
+    /// Every look at the data; the matrix is the last one's.
+    pub looks: Vec<Look>,
     pub notes: Vec<String>,
     pub timing: Timing,
     pub runs: Vec<LayoutRun>,
