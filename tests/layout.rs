@@ -186,6 +186,74 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
     );
 }
 
+/// `--layouts auto` (the default): a layout-only difference and a real 30%
+/// one are both decided without a hand-picked layout count, and the report
+/// says how many layouts each needed.
+#[test]
+fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "work.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    // Margin 3% for the layout-only pair, as in the test above: on a loaded
+    // CI machine `user` time of a 20 ms loop moves by several percent.
+    let cases = [
+        (
+            "-falign-functions=64 -falign-loops=64",
+            "3",
+            &["SAME", "ARTIFACT"][..],
+        ),
+        ("-DWORK=130", "1", &["SLOWER"][..]),
+    ];
+    for (flags, margin, expected) in cases {
+        let out = ghostbench(dir.path())
+            .args([
+                "layout",
+                "--build",
+                &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+                "--build",
+                &format!("B=cc -O2 {flags} {{cflags}} {{ldflags}} {src} -o {{out}}"),
+                "--metric",
+                "user",
+                "--margin",
+                margin,
+                "--max-layouts",
+                "64",
+                "--color",
+                "never",
+                "--quiet",
+                "--json",
+            ])
+            .arg(&json)
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        let report = read_json(&json);
+        let c = comparison(&report, "B", "user");
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(expected.contains(&verdict), "{flags}: {verdict}\n{stdout}");
+        // How many layouts it needed: the looks, their sizes doubling from 8.
+        let looks = report["looks"].as_array().unwrap();
+        let sizes: Vec<u64> = looks
+            .iter()
+            .map(|l| l["layouts"].as_u64().unwrap())
+            .collect();
+        assert!(!sizes.is_empty() && sizes[0] == 8, "{sizes:?}");
+        assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]), "{sizes:?}");
+        let last = *sizes.last().unwrap();
+        assert_eq!(looks.last().unwrap()["undecided"], 0);
+        assert_eq!(report["used_seeds"].as_array().unwrap().len() as u64, last);
+        assert_eq!(report["settings"]["max_layouts"], 64);
+        let note = format!("--layouts auto: every comparison decided with {last} layouts");
+        assert!(stdout.contains(&note), "{stdout}");
+        eprintln!("{flags}: {verdict} with {last} layouts");
+    }
+}
+
 #[test]
 fn max_time_stops_after_a_measured_round_and_analyses_it() {
     if !have_cc() {

@@ -370,6 +370,7 @@ mod tests {
             metrics: vec![],
             higher_is_better: false,
             layouts: 3,
+            max_layouts: None,
             rounds: 3,
             warmup: 0,
             sources: vec![Source::Align],
