@@ -24,7 +24,7 @@ use variants::{Source, SourceStatus, Variant};
 pub use experiment::run;
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One `--build NAME=TEMPLATE`.
 #[derive(Debug, Clone, Serialize)]

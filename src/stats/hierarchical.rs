@@ -24,7 +24,7 @@
 //!
 //! The d[i] of an A/A comparison are symmetric about 0 (the builds are
 //! exchangeable), and a real effect shifts them, so the trimmed mean
-//! estimates the effect. docs/methodology.md §5 has the simulations.
+//! estimates the effect. docs/methodology.md §10 has the simulations.
 
 use super::descriptive::{mean, median, sample_variance};
 use super::distributions::student_t_quantile;

@@ -1,5 +1,5 @@
 //! Simulated `layout` experiments: the error rates and power that
-//! docs/methodology.md §5 documents, and the tests that hold them.
+//! docs/methodology.md §10 documents, and the tests that hold them.
 //!
 //! One experiment: two builds, `variants` matched layout variants, `runs`
 //! runs per (build, variant). Each build gets an independent log offset per
@@ -241,7 +241,7 @@ mod tests {
         }
     }
 
-    /// The rates docs/methodology.md §5 documents (2,000 experiments, seed
+    /// The rates docs/methodology.md §10 documents (2,000 experiments, seed
     /// 11), re-measured on 1,000 other experiments (seed 29): each must lie
     /// within 3 standard errors of the difference of two binomial shares
     /// (plus one experiment), and within the product's promise.
@@ -327,7 +327,7 @@ mod tests {
         assert!(failures.is_empty(), "{failures:#?}");
     }
 
-    /// One row of the table in docs/methodology.md §5.
+    /// One row of the table in docs/methodology.md §10.
     fn row(name: &str, s: &Scenario, r: &Rates) -> String {
         let pct = |x: f64| format!("{:.1}", x * 100.0);
         format!(
@@ -348,7 +348,7 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints the table of docs/methodology.md §5; run with --ignored --nocapture"]
+    #[ignore = "prints the table of docs/methodology.md §10; run with --ignored --nocapture"]
     fn print_table() {
         let mut rows = Vec::new();
         for (name, base) in [

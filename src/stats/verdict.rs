@@ -69,7 +69,7 @@ pub fn decide(low: f64, high: f64, margin: f64, higher_is_better: bool) -> Verdi
     }
 }
 
-/// The ARTIFACT rule (docs/methodology.md §5), on the default-layout ratio and the
+/// The ARTIFACT rule (docs/methodology.md §10), on the default-layout ratio and the
 /// layout-controlled ratio (both B/A) and their verdicts. Returns the share of
 /// the default-layout difference that disappears under layout control (on the
 /// log scale, clamped to [0, 1]) when the verdict is ARTIFACT, else `None`.
