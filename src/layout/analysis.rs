@@ -23,6 +23,11 @@ pub fn analyze(
     analyze_at(options, metric_names, seeds, runs, options.alpha)
 }
 
+/// Metrics × candidate builds: the Bonferroni divisor.
+pub fn comparisons(metrics: usize, builds: usize) -> usize {
+    (metrics * builds.saturating_sub(1)).max(1)
+}
+
 /// [`analyze`] with the across-layouts intervals at family-wise level
 /// `alpha` (what `--layouts auto` spends at one look) instead of
 /// `options.alpha`. The default-layout intervals stay at `options.alpha`:
@@ -34,7 +39,7 @@ pub fn analyze_at(
     runs: &[LayoutRun],
     alpha: f64,
 ) -> Vec<MatrixRow> {
-    let comparisons = super::experiment::comparisons(metric_names.len(), options.builds.len());
+    let comparisons = comparisons(metric_names.len(), options.builds.len());
     let confidence = 1.0 - alpha / comparisons as f64;
     let default_confidence = 1.0 - options.alpha / comparisons as f64;
     let mut rows = Vec::new();

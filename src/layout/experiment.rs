@@ -6,6 +6,7 @@
 //! at least 3 seeds, including the default layout, remain. A failed run or
 //! Ctrl-C stops the runs; whatever was measured is analysed and reported.
 
+use super::analysis::comparisons;
 use super::builds::{self, BuildJob, BuildResult, Placeholders};
 use super::variants::{pad_assembly, ShuffleLinker, Source, SourceStatus, Variant};
 use super::{
@@ -310,11 +311,6 @@ pub fn run(
     }
     report.timing.total_s = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// Metrics × candidate builds: the Bonferroni divisor.
-pub fn comparisons(metrics: usize, builds: usize) -> usize {
-    (metrics * builds.saturating_sub(1)).max(1)
 }
 
 /// What `--layouts auto` did, in one line.
