@@ -125,6 +125,91 @@ fn a_command_compared_with_itself_is_never_faster_or_slower() {
     }
 }
 
+/// With a zero margin an A/A comparison cannot be SAME, and at alpha 0.001 it is
+/// FASTER/SLOWER far less than once in a thousand runs: it stays UNKNOWN until
+/// --max-time (1 s, about 40 rounds of 10 ms; --max-runs 100 is out of reach)
+/// stops it. The report must name that limit, never suggest a --max-runs below
+/// the one given, and quote only the verdict's interval.
+#[test]
+fn a_run_stopped_by_max_time_names_max_time() {
+    let _timing = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = ghostbench()
+        .args([
+            "compare",
+            "sleep 0.01",
+            "sleep 0.01",
+            "--margin",
+            "0",
+            "--alpha",
+            "0.001",
+            "--max-time",
+            "1s",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "budget_exhausted", "{stdout}");
+    assert_eq!(report["stopped_by"], "max_time", "{stdout}");
+    assert!(stdout.contains("stopped by --max-time 1.000 s"), "{stdout}");
+    let wall = metric(&report, "wall");
+    assert_eq!(wall["verdict"], "UNKNOWN", "{stdout}");
+    let causes = wall["causes"].as_array().unwrap();
+    assert!(!causes.is_empty(), "{wall}");
+    for cause in causes {
+        if cause["cause"] == "more_runs" {
+            assert_eq!(cause["stopped_by"], "max_time", "{cause}");
+            assert!(cause["max_runs"].is_null(), "{cause}");
+        }
+    }
+    assert!(stdout.contains("to decide: "), "{stdout}");
+    assert!(!stdout.contains("--max-runs"), "{stdout}");
+    // One interval: the descriptive statistics stay in the JSON.
+    for descriptive in ["Welch", "Mann–Whitney", "BCa", "p ="] {
+        assert!(!stdout.contains(descriptive), "{descriptive} in {stdout}");
+    }
+    assert!(wall["welch"]["p"].is_number() && wall["bootstrap_ratio_of_medians"].is_object());
+}
+
+#[test]
+fn verbose_adds_the_descriptive_statistics_labelled_as_such() {
+    let _timing = timing_lock();
+    let output = ghostbench()
+        .args([
+            "compare",
+            "true",
+            "true",
+            "--min-runs",
+            "5",
+            "--max-runs",
+            "5",
+            "--quiet",
+            "--color",
+            "never",
+            "--verbose",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let label = stdout
+        .find("descriptive (not the verdict's interval")
+        .unwrap_or_else(|| panic!("no label in {stdout}"));
+    let welch = stdout.find("Welch t =").expect("Welch");
+    assert!(
+        label < welch && stdout.contains("BCa bootstrap"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn one_named_group_regex_yields_one_metric_per_name() {
     let _timing = timing_lock();

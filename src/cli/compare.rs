@@ -91,6 +91,10 @@ pub struct CompareArgs {
     /// Seed for run order, jitter and bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Also print the descriptive statistics (bootstrap CI, Hodges–Lehmann shift,
+    /// Welch and Mann–Whitney p-values); they are not the verdict's interval.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -186,11 +190,11 @@ impl CompareArgs {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32> {
-    execute(&args.to_options()?, &args.output)
+    execute(&args.to_options()?, &args.output, args.verbose)
 }
 
 /// Run a comparison with a progress bar, print it, write the report files.
-pub fn execute(options: &CompareOptions, output: &OutputArgs) -> Result<i32> {
+pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> Result<i32> {
     spawn::install_interrupt_handler();
     let bar = output.progress_bar(2 * (options.max_runs + options.warmup) as u64);
     let report = compare::run(options, &mut |p| {
@@ -199,7 +203,10 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs) -> Result<i32> {
     });
     bar.finish_and_clear();
     let report = report?;
-    print!("{}", terminal::render(&report, output.color()));
+    print!(
+        "{}",
+        terminal::render_detailed(&report, output.color(), verbose)
+    );
     write_outputs(&report, output)?;
     Ok(exit_code(&report))
 }

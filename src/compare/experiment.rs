@@ -5,10 +5,10 @@
 //! verdict, the budget ends, a run fails, or Ctrl-C. Whatever happened, the
 //! report holds every run gathered so far.
 
-use super::analysis::{self, MetricInput};
+use super::analysis::{self, Budget, MetricInput};
 use super::{
-    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Order, SimulationReport,
-    State, Status, SCHEMA_VERSION,
+    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Limit, Order,
+    SimulationReport, State, Status, SCHEMA_VERSION,
 };
 use crate::run::counters::{self, Availability};
 use crate::run::environment;
@@ -95,6 +95,7 @@ pub fn run(
         ));
     }
     let metrics = state.analyse();
+    let stopped_by = state.stopped_by;
     let correction = state.correction;
     let runs = std::mem::take(&mut state.runs);
     let measured: Vec<&RunRecord> = runs.iter().filter(|r| !r.warmup).collect();
@@ -116,6 +117,7 @@ pub fn run(
         commands: options.commands.to_vec(),
         settings: options.clone(),
         status,
+        stopped_by,
         environment,
         spawn_overhead_s: spawn_overhead,
         spawn_correction_applied: correction.is_some(),
@@ -140,6 +142,13 @@ struct Loop<'a> {
     correction: Option<f64>,
     /// Whether the first runs were there to decide it.
     correction_decided: bool,
+    /// The limit that ended the loop, when the budget did.
+    stopped_by: Option<Limit>,
+    /// Time since the experiment started when the first measured round began,
+    /// and when the latest round ended: the run-time budget's fixed and per-round parts.
+    first_round_at: Option<Duration>,
+    last_round_at: Duration,
+    rounds: usize,
 }
 
 impl<'a> Loop<'a> {
@@ -153,6 +162,10 @@ impl<'a> Loop<'a> {
             spawn_overhead,
             correction: None,
             correction_decided: false,
+            stopped_by: None,
+            first_round_at: None,
+            last_round_at: Duration::ZERO,
+            rounds: 0,
         }
     }
 
@@ -202,6 +215,7 @@ impl<'a> Loop<'a> {
             self.decide_correction();
         }
         let mut round = 0;
+        self.first_round_at = Some(started.elapsed());
         loop {
             let mut order = [0usize, 1];
             match options.order {
@@ -221,6 +235,8 @@ impl<'a> Loop<'a> {
                 self.decide_correction();
             }
             round += 1;
+            self.rounds = round;
+            self.last_round_at = started.elapsed();
             if let Some(looks) = self.observe(false) {
                 self.looks = looks;
                 if decided(&self.looks) {
@@ -230,7 +246,13 @@ impl<'a> Loop<'a> {
             if spawn::interrupted() {
                 return Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into()));
             }
-            if round >= options.max_runs || started.elapsed() >= options.max_time {
+            let out_of_time = started.elapsed() >= options.max_time;
+            if round >= options.max_runs || out_of_time {
+                self.stopped_by = Some(if out_of_time {
+                    Limit::MaxTime
+                } else {
+                    Limit::MaxRuns
+                });
                 return Status::new(State::BudgetExhausted, None);
             }
         }
@@ -373,14 +395,29 @@ impl<'a> Loop<'a> {
             options.commands[0].name.as_str(),
             options.commands[1].name.as_str(),
         ];
-        analysis::analyse(
+        analysis::analyse_within(
             &inputs,
             names,
             options.margin,
             options.alpha,
             options.higher_is_better,
             options.seed,
+            Some(&self.budget()),
         )
+    }
+
+    /// What the budget allowed, and how the time went, for the hints.
+    fn budget(&self) -> Budget {
+        let fixed = self.first_round_at.unwrap_or(self.last_round_at);
+        let measured = self.last_round_at.saturating_sub(fixed).as_secs_f64();
+        Budget {
+            stopped_by: self.stopped_by,
+            max_runs: self.options.max_runs,
+            max_time_s: self.options.max_time.as_secs_f64(),
+            fixed_s: fixed.as_secs_f64(),
+            round_s: (self.rounds > 0).then(|| measured / self.rounds as f64),
+            pinned: self.options.pin.is_some(),
+        }
     }
 
     fn status_line(&self) -> String {

@@ -117,6 +117,26 @@ pub enum State {
     Interrupted,
 }
 
+/// The budget limit that ended an experiment before every metric was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// `--max-runs` runs per command were made.
+    MaxRuns,
+    /// `--max-time` had passed at the end of a round.
+    MaxTime,
+}
+
+impl Limit {
+    /// The option that sets it, as typed.
+    pub fn option(self) -> &'static str {
+        match self {
+            Limit::MaxRuns => "--max-runs",
+            Limit::MaxTime => "--max-time",
+        }
+    }
+}
+
 /// How the experiment ended.
 pub type Status = crate::run::Status<State>;
 
@@ -152,6 +172,8 @@ pub struct CompareReport {
     pub commands: Vec<CommandSpec>,
     pub settings: CompareOptions,
     pub status: Status,
+    /// With `budget_exhausted`: which limit stopped it (`max_time` when both ran out at once).
+    pub stopped_by: Option<Limit>,
     pub environment: Environment,
     /// Median wall time of a no-op process start, subtracted from `wall` when applied.
     pub spawn_overhead_s: Option<f64>,

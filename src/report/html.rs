@@ -3,7 +3,7 @@
 //! terminal says and adds the pictures: distributions, run order, intervals
 //! against the margin, layout spreads and probe sweeps.
 
-use super::format::{compare_cells, p_value, value};
+use super::format::{compare_cells, value};
 use super::svg::{self, Interval, Series};
 use crate::compare::{CompareReport, MetricReport};
 use crate::layout::{LayoutReport, MatrixRow};
@@ -119,24 +119,13 @@ pub fn compare(report: &CompareReport) -> String {
         .map(|m| {
             let mut row = compare_cells(m).to_vec();
             row.push(m.verdict.to_string());
-            row.push(
-                m.mann_whitney
-                    .as_ref()
-                    .map_or("n/a".into(), |t| p_value(t.p)),
-            );
             row
         })
         .collect();
+    let ci = format!("{:.0}% CI", (1.0 - report.settings.alpha) * 100.0);
     body.push_str(&table(
         &[
-            "metric",
-            "A median",
-            "B median",
-            "B/A",
-            "change",
-            "CI",
-            "verdict",
-            "Mann–Whitney p",
+            "metric", "A median", "B median", "B/A", "change", &ci, "verdict",
         ],
         &rows,
     ));

@@ -1,6 +1,7 @@
-//! `--markdown FILE`: a compact report fit for a pull-request comment.
+//! `--markdown FILE`: a compact report fit for a pull-request comment. It quotes
+//! the verdict's interval only; the descriptive p-values are in `--json`.
 
-use super::format::{compare_cells, p_value};
+use super::format::compare_cells;
 use crate::compare::{CompareReport, State};
 use std::fmt::Write;
 
@@ -26,40 +27,36 @@ pub fn render(report: &CompareReport) -> String {
     }
     for m in &report.metrics {
         let _ = writeln!(out, "- **{}** {}", m.verdict, escape(&m.sentence));
+        if let Some(hint) = &m.hint {
+            let _ = writeln!(out, "  - to decide: {}", escape(hint));
+        }
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "| metric | A median | B median | B/A | change | {:.0}% CI | verdict | Welch p | Mann–Whitney p |", report.settings.alpha.mul_add(-100.0, 100.0));
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| metric | A median | B median | B/A | change | {:.0}% CI | verdict |",
+        report.settings.alpha.mul_add(-100.0, 100.0)
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|");
     for m in &report.metrics {
         let [name, a, b, ratio, change, ci] = compare_cells(m);
         let _ = writeln!(
             out,
-            "| {} | {a} | {b} | {ratio} | {change} | {ci} | **{}** | {} | {} |",
+            "| {} | {a} | {b} | {ratio} | {change} | {ci} | **{}** |",
             escape(&name),
             m.verdict,
-            m.welch_p_holm
-                .or(m.welch.as_ref().map(|w| w.p))
-                .map_or("n/a".into(), |p| p_value(p)
-                    .trim_start_matches("= ")
-                    .to_string()),
-            m.mann_whitney_p_holm
-                .or(m.mann_whitney.as_ref().map(|w| w.p))
-                .map_or("n/a".into(), |p| p_value(p)
-                    .trim_start_matches("= ")
-                    .to_string()),
         );
     }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "<sub>A: `{}` · B: `{}` · {} + {} runs, interleaved ({:?}), margin ±{}%, anytime-valid CI{} · {}</sub>",
+        "<sub>A: `{}` · B: `{}` · {} + {} runs, interleaved ({:?}), margin ±{}%, the CI is valid over all looks · {}</sub>",
         escape(&a.text),
         escape(&b.text),
         report.measured_runs(0),
         report.measured_runs(1),
         report.settings.order,
-        report.settings.margin * 100.0,
-        if report.metrics.len() > 1 { ", Holm-adjusted p-values" } else { "" },
+        super::format::trimmed(report.settings.margin * 100.0),
         escape(report.environment.cpu_model.as_deref().unwrap_or("unknown CPU")),
     );
     out

@@ -3,6 +3,7 @@
 
 pub mod code;
 pub mod format;
+pub mod hint;
 pub mod html;
 pub mod json;
 pub mod layout;

@@ -1,9 +1,12 @@
-//! The terminal report of `compare`: the verdict sentence first, then the table,
-//! then the numbers behind it. Colour only when asked (the CLI asks on a TTY).
+//! The terminal report of `compare`: the verdict sentence with its interval (the
+//! one to quote) and what would decide an UNKNOWN, then the table, then each
+//! side's summary. With `--verbose`, the descriptive statistics follow, labelled
+//! as not the verdict's interval. Colour only when asked (the CLI asks on a TTY).
 
 use super::format::{compare_cells, p_value, significant, trimmed, value};
+use super::hint;
 use super::table::Table;
-use crate::compare::{CompareReport, MetricReport, State};
+use crate::compare::{CompareReport, Limit, MetricReport, State};
 use crate::run::metric::Unit;
 use crate::run::Status;
 use crate::stats::verdict::Verdict;
@@ -44,7 +47,14 @@ pub fn paint(verdict: Verdict, color: bool) -> String {
     format!("\x1b[1;{code}m{word}\x1b[0m")
 }
 
+/// The report without the descriptive statistics.
 pub fn render(report: &CompareReport, color: bool) -> String {
+    render_detailed(report, color, false)
+}
+
+/// The report; `verbose` adds the descriptive statistics (bootstrap CI,
+/// Hodges–Lehmann shift, Cliff's delta, Welch and Mann–Whitney).
+pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> String {
     let mut out = String::new();
     let [a, b] = [&report.commands[0], &report.commands[1]];
     let _ = writeln!(
@@ -71,8 +81,14 @@ pub fn render(report: &CompareReport, color: bool) -> String {
             n[1],
             trimmed(report.settings.margin * 100.0)
         );
-        if let Some(hint) = &m.hint {
-            let _ = writeln!(out, "         to decide: {hint}");
+        let context = hint::Context {
+            names: [a.name.as_str(), b.name.as_str()],
+            metric: &m.name,
+            margin: report.settings.margin,
+            pinned: report.settings.pin.is_some(),
+        };
+        for line in hint::lines(&m.causes, &context) {
+            let _ = writeln!(out, "         to decide: {line}");
         }
     }
     let _ = writeln!(out);
@@ -80,6 +96,9 @@ pub fn render(report: &CompareReport, color: bool) -> String {
     for m in &report.metrics {
         let _ = writeln!(out);
         out.push_str(&metric_details(report, m));
+        if verbose {
+            out.push_str(&descriptive(report, m));
+        }
     }
     let _ = writeln!(out);
     out.push_str(&footer(report));
@@ -96,8 +115,9 @@ fn labelled(side: &str, command: &crate::run::command::CommandSpec) -> String {
 }
 
 fn metric_table(report: &CompareReport, color: bool) -> String {
+    let ci = format!("{:.0}% CI", (1.0 - report.settings.alpha) * 100.0);
     let mut table = Table::new(&[
-        "metric", "A median", "B median", "B/A", "change", "CI", "verdict",
+        "metric", "A median", "B median", "B/A", "change", &ci, "verdict",
     ]);
     for m in &report.metrics {
         let mut row = compare_cells(m).to_vec();
@@ -145,10 +165,20 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
             s.outliers_severe
         );
     }
+    out
+}
+
+/// `--verbose`: the statistics of one fixed-size test at 95%, for reference.
+fn descriptive(report: &CompareReport, m: &MetricReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  descriptive (not the verdict's interval; nominal 95%, one fixed-size test, no look correction):"
+    );
     if let Some(bs) = &m.bootstrap_ratio_of_medians {
         let _ = writeln!(
             out,
-            "  ratio of medians (BCa bootstrap, 95%): {:.4} [{:.4}, {:.4}]",
+            "    ratio of medians (BCa bootstrap, 95%): {:.4} [{:.4}, {:.4}]",
             bs.estimate, bs.low, bs.high
         );
     }
@@ -156,14 +186,14 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
         let shift = |x: f64| signed(x, m.unit);
         let _ = writeln!(
             out,
-            "  Hodges–Lehmann shift B−A (95%): {} [{}, {}]",
+            "    Hodges–Lehmann shift B−A (95%): {} [{}, {}]",
             shift(hl.estimate),
             shift(hl.low),
             shift(hl.high)
         );
     }
     if m.cliffs_delta.is_finite() {
-        let _ = writeln!(out, "  Cliff's delta: {:+.3}", m.cliffs_delta);
+        let _ = writeln!(out, "    Cliff's delta: {:+.3}", m.cliffs_delta);
     }
     let holm = report.metrics.len() > 1;
     if let Some(w) = &m.welch {
@@ -174,7 +204,7 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  Welch t = {:.3}, df = {:.2}, p {}{adjusted}",
+            "    Welch t = {:.3}, df = {:.2}, p {}{adjusted}",
             w.t,
             w.df,
             p_value(w.p)
@@ -193,7 +223,7 @@ fn metric_details(report: &CompareReport, m: &MetricReport) -> String {
         };
         let _ = writeln!(
             out,
-            "  Mann–Whitney U = {}, p {} ({kind}){adjusted}",
+            "    Mann–Whitney U = {}, p {} ({kind}){adjusted}",
             significant(mw.u),
             p_value(mw.p)
         );
@@ -248,11 +278,18 @@ fn footer(report: &CompareReport) -> String {
     for warning in report.environment.warnings() {
         let _ = writeln!(out, "warning: {warning}");
     }
-    let state = match report.status.state {
-        State::Decided => "decided",
-        State::BudgetExhausted => "budget exhausted (--max-runs / --max-time)",
-        State::Failed => "failed",
-        State::Interrupted => "interrupted",
+    let state = match (&report.status.state, report.stopped_by) {
+        (State::Decided, _) => "decided".to_string(),
+        (State::BudgetExhausted, Some(Limit::MaxTime)) => format!(
+            "stopped by --max-time {}",
+            value(report.settings.max_time.as_secs_f64(), Unit::Seconds)
+        ),
+        (State::BudgetExhausted, Some(Limit::MaxRuns)) => {
+            format!("stopped by --max-runs {}", report.settings.max_runs)
+        }
+        (State::BudgetExhausted, None) => "budget exhausted".to_string(),
+        (State::Failed, _) => "failed".to_string(),
+        (State::Interrupted, _) => "interrupted".to_string(),
     };
     let _ = writeln!(
         out,

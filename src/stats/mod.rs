@@ -17,6 +17,7 @@ pub mod hierarchical;
 pub mod layout_sim;
 pub mod mann_whitney;
 pub mod multiple;
+pub mod projection;
 pub mod sequential;
 pub mod shift;
 pub mod verdict;
