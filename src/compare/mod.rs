@@ -2,9 +2,11 @@
 //!
 //! This module owns the experiment's options and its result type. The loop that
 //! runs rounds and stops adaptively is in `experiment`, the per-metric statistics
-//! in `analysis`, and the process-start correction in `overhead`.
+//! in `analysis`, why an UNKNOWN is undecided in `causes`, and the process-start
+//! correction in `overhead`.
 
 pub mod analysis;
+pub mod causes;
 pub mod experiment;
 pub mod overhead;
 
