@@ -49,6 +49,9 @@ for f in lz4.c lz4.h; do
 done
 lz4_version=$(sed -n 's/^#define LZ4_VERSION_\(MAJOR\|MINOR\|RELEASE\) *\([0-9]*\).*/\2/p' "$lz4/lz4.h" | paste -sd.)
 
+echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $(date -u +%F)"
+echo "before: $before ($("$before" --version))"
+echo "after:  $after ($("$after" --version))"
 metric='regex:(?m)^(?P<name>compress|decompress) (?P<value>[0-9.]+) ms$'
 run_args='4194304 5'
 results="$work/results.jsonl"
@@ -61,16 +64,16 @@ lz4_dir() {
   cp "$here/lz4bench.c" "$lz4/lz4.c" "$lz4/lz4.h" "$dir/"
 }
 
-# record LABEL TOOL KIND START END JSON: one line of results.
+# record LABEL TOOL KIND START END EXIT_CODE JSON: one line of results.
 record() {
   python3 - "$@" >> "$results" <<'PY'
 import json, sys
-label, tool, kind, start, end, path = sys.argv[1:7]
+label, tool, kind, start, end, code, path = sys.argv[1:8]
 try:
     r = json.load(open(path))
 except (OSError, ValueError):
     r = None
-out = {"label": label, "tool": tool, "kind": kind, "wall_s": float(end) - float(start)}
+out = {"label": label, "tool": tool, "kind": kind, "wall_s": float(end) - float(start), "exit": int(code)}
 if r is None:
     out["error"] = "no JSON report"
 elif kind == "compare":
@@ -80,6 +83,7 @@ elif kind == "compare":
 else:
     out["state"] = r["status"]["state"]
     out["layouts"] = len(r.get("used_seeds", []))
+    out["builds"] = [b["name"] for b in r.get("builds", [])]
     out["rounds"] = r["settings"].get("rounds")
     out["timing"] = r.get("timing", {})
     v = {}
@@ -100,10 +104,10 @@ for label in before after; do
   # 1. The demo pair.
   dir="$work/$label-demo"; mkdir -p "$dir"
   echo "[$label] demo --max-compilers 1" >&2
-  start=$(now)
-  (cd "$dir" && "$gb" demo --max-compilers 1 --quiet --color never --json demo.json > demo.txt) || true
+  start=$(now); code=0
+  (cd "$dir" && "$gb" demo --max-compilers 1 --quiet --color never --json demo.json > demo.txt) || code=$?
   end=$(now)
-  record "$label" "$gb" demo "$start" "$end" "$dir/demo.json"
+  record "$label" "$gb" demo "$start" "$end" "$code" "$dir/demo.json"
 done
 
 for label in before after; do
@@ -111,13 +115,13 @@ for label in before after; do
   # 2. lz4: layout at the binary's default settings.
   dir="$work/$label-lz4-layout"; lz4_dir "$dir"
   echo "[$label] layout on lz4 $lz4_version" >&2
-  start=$(now)
+  start=$(now); code=0
   (cd "$dir" && "$gb" layout --quiet --color never \
      --build "force=gcc -O2 {cflags} {ldflags} lz4bench.c lz4.c -o {out}" \
      --build "noforce=gcc -O2 '-DLZ4_FORCE_INLINE=static inline' {cflags} {ldflags} lz4bench.c lz4.c -o {out}" \
-     --run "{out} $run_args" --metric "$metric" --json layout.json > layout.txt) || true
+     --run "{out} $run_args" --metric "$metric" --json layout.json > layout.txt) || code=$?
   end=$(now)
-  record "$label" "$gb" layout "$start" "$end" "$dir/layout.json"
+  record "$label" "$gb" layout "$start" "$end" "$code" "$dir/layout.json"
 done
 
 # 3. lz4: compare of the two default-layout builds (plain gcc -O2, same sources).
@@ -127,12 +131,12 @@ dir="$work/lz4-compare"; lz4_dir "$dir"
 for label in before after; do
   gb=$before; [ "$label" = after ] && gb=$after
   echo "[$label] compare on lz4 $lz4_version" >&2
-  start=$(now)
+  start=$(now); code=0
   (cd "$dir" && "$gb" compare --quiet --color never -n force -n noforce \
      "./force $run_args" "./noforce $run_args" --metric "$metric" \
-     --json "compare-$label.json" > "compare-$label.txt") || true
+     --json "compare-$label.json" > "compare-$label.txt") || code=$?
   end=$(now)
-  record "$label" "$gb" compare "$start" "$end" "$dir/compare-$label.json"
+  record "$label" "$gb" compare "$start" "$end" "$code" "$dir/compare-$label.json"
 done
 
 python3 - "$results" "$lz4_version" <<'PY'
@@ -148,13 +152,15 @@ for kind in ("demo", "layout", "compare"):
     for r in (x for x in rows if x["kind"] == kind):
         what = {"demo": "demo pair (layout step)", "layout": "lz4 layout", "compare": "lz4 compare"}[kind]
         if "error" in r:
-            print(f"{r['label']:6} {what:24} {r['wall_s']:7.1f} s  {r['error']}")
+            print(f"{r['label']:6} {what:24} {r['wall_s']:7.1f} s  exit {r['exit']}: {r['error']}")
             continue
         size = f"{r['runs']} runs/command" if kind == "compare" else f"{r['layouts']} layouts x {r['rounds']} rounds"
         decided = sum(1 for v in r["verdicts"].values() if v[0] != "UNKNOWN")
         step = r.get("timing", {}).get("total_s")
         step = f" (layout step {step:.1f} s)" if kind == "demo" and step is not None else ""
-        print(f"{r['label']:6} {what:24} {r['wall_s']:7.1f} s{step}  {r['state']:16} {size:24} {decided}/{len(r['verdicts'])} decided")
+        print(f"{r['label']:6} {what:24} {r['wall_s']:7.1f} s{step}  {r['state']:16} {size:24} {decided}/{len(r['verdicts'])} decided, exit {r['exit']}")
+        if kind == "demo":
+            print(f"         builds: {', '.join(r['builds'])}")
         for name, v in r["verdicts"].items():
             print(f"         {name:32} {fmt(v)}")
 PY
