@@ -3,6 +3,7 @@
 //! The library holds all logic; the binary only parses arguments and prints.
 //! See DESIGN.md for the verbs and how the modules fit together.
 
+pub mod analyze;
 pub mod cli;
 pub mod code;
 pub mod compare;

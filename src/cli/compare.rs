@@ -229,7 +229,7 @@ fn write_outputs(report: &CompareReport, output: &OutputArgs) -> Result<()> {
 
 fn exit_code(report: &CompareReport) -> i32 {
     match report.status.state {
-        State::Decided | State::BudgetExhausted => exit::OK,
+        State::Decided | State::BudgetExhausted | State::Imported => exit::OK,
         State::Failed => exit::RUN_FAILED,
         State::Interrupted => exit::INTERRUPTED,
     }

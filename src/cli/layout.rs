@@ -234,7 +234,7 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let code = match report.status.state {
-        State::Finished | State::BudgetExhausted => exit::OK,
+        State::Finished | State::BudgetExhausted | State::Imported => exit::OK,
         State::BuildFailed => exit::BUILD_FAILED,
         State::RunFailed => exit::RUN_FAILED,
         State::Interrupted => exit::INTERRUPTED,

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per verb, each with its argument struct and
 //! the glue that calls the library and prints. Nothing here computes results.
 
+pub mod analyze;
 pub mod code;
 pub mod compare;
 pub mod demo;
@@ -25,6 +26,8 @@ pub enum Verb {
     Compare(Box<compare::CompareArgs>),
     /// Is the difference between builds real, or a layout artifact? Rebuilds each side under many layouts.
     Layout(Box<layout::LayoutArgs>),
+    /// The verdicts of compare and layout on measurements made elsewhere: CSV, hyperfine JSON, or a ghostbench --json.
+    Analyze(Box<analyze::AnalyzeArgs>),
     /// Where every function and loop lands: cache lines, DSB windows, JCC-erratum spots, what moved.
     Code(code::CodeArgs),
     /// Data layout from DWARF: pahole-style layouts, split-lock, misalignment and false-sharing hazards.
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> i32 {
         Verb::Probe(args) => probe::run(args),
         Verb::Layout(args) => layout::run(*args),
         Verb::Demo(args) => demo::run(args),
+        Verb::Analyze(args) => analyze::run(*args),
         Verb::Structs(args) => structs::run(args),
     };
     match result {

@@ -127,6 +127,7 @@ pub fn run(
         notes,
         elapsed_s: started.elapsed().as_secs_f64(),
         runs,
+        analyze: None,
     })
 }
 

@@ -106,7 +106,7 @@ fn command_text<S: serde::Serializer>(
 }
 
 /// How the experiment ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Every metric reached a verdict.
@@ -117,6 +117,8 @@ pub enum State {
     Failed,
     /// Ctrl-C; the results so far are kept.
     Interrupted,
+    /// `analyze` read the runs from files; nothing was run.
+    Imported,
 }
 
 /// The budget limit that ended an experiment before every metric was decided.
@@ -143,14 +145,14 @@ impl Limit {
 pub type Status = crate::run::Status<State>;
 
 /// Hardware counters: per counter, the medians of both commands; or why there are none.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CounterReport {
     pub requested: bool,
     pub unavailable: Option<String>,
     pub rows: Vec<CounterRow>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CounterRow {
     pub name: String,
     pub median_a: f64,
@@ -186,6 +188,9 @@ pub struct CompareReport {
     pub notes: Vec<String>,
     pub elapsed_s: f64,
     pub runs: Vec<RunRecord>,
+    /// Present when `analyze` read the runs from files instead of running them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analyze: Option<crate::run::Imported>,
 }
 
 impl CompareReport {

@@ -118,6 +118,7 @@ pub fn run(
         },
         runs: Vec::new(),
         explain: None,
+        analyze: None,
     };
     let mut runner = Runner::new(
         RunnerOptions {

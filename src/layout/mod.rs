@@ -27,7 +27,7 @@ pub use experiment::run;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// One `--build NAME=TEMPLATE`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct BuildSpec {
     pub name: String,
     pub template: String,
@@ -70,8 +70,40 @@ pub struct LayoutOptions {
     pub explain: Option<usize>,
 }
 
+impl Default for LayoutOptions {
+    /// The command line's defaults, with no builds: `--layouts auto` (a first
+    /// batch of 8, up to 32), 5 rounds, 1 warm-up round, every source, the
+    /// median estimator, ±1% and α = 0.05.
+    fn default() -> Self {
+        LayoutOptions {
+            builds: Vec::new(),
+            run_template: "{out}".into(),
+            metrics: vec![MetricSpec::Wall],
+            higher_is_better: false,
+            layouts: 8,
+            max_layouts: Some(32),
+            rounds: 5,
+            warmup: 1,
+            sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            estimator: Estimator::Median,
+            margin: 0.01,
+            alpha: 0.05,
+            shell: false,
+            timeout: None,
+            max_time: None,
+            pin: None,
+            rebuild: false,
+            work_root: PathBuf::from("."),
+            seed: 1,
+            command_line: Vec::new(),
+            explain: None,
+        }
+    }
+}
+
 /// How the experiment ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Every build and run finished.
@@ -84,6 +116,8 @@ pub enum State {
     RunFailed,
     /// Ctrl-C; the runs so far are analysed.
     Interrupted,
+    /// `analyze` read the runs from files; nothing was run.
+    Imported,
 }
 
 /// How the experiment ended.
@@ -207,7 +241,7 @@ pub struct Look {
 }
 
 /// One measured or warm-up run, with the build and variant it belongs to.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct LayoutRun {
     pub build: usize,
     pub seed: u64,
@@ -249,6 +283,9 @@ pub struct LayoutReport {
     /// builds' default layouts. Absent without `--explain`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<explain::Explain>,
+    /// Present when `analyze` read the runs from files instead of running them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analyze: Option<crate::run::Imported>,
 }
 
 impl LayoutReport {

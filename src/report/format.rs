@@ -127,3 +127,8 @@ mod tests {
         assert_eq!(ratio_change(0.9), "-10.0%");
     }
 }
+
+/// Where `analyze` read the runs: "a.csv, b.csv (csv)".
+pub fn imported(imported: &crate::run::Imported) -> String {
+    format!("{} ({})", imported.files.join(", "), imported.format)
+}

@@ -96,8 +96,31 @@ pub fn stop_box<S>(status: &crate::run::Status<S>) -> String {
 
 /// The `compare` page.
 pub fn compare(report: &CompareReport) -> String {
+    let title = if report.analyze.is_some() {
+        "ghostbench analyze"
+    } else {
+        "ghostbench compare"
+    };
+    page(title, &compare_body(report))
+}
+
+/// Several comparisons on one page (`analyze` with more than one candidate).
+pub fn compares(reports: &[CompareReport]) -> String {
+    let bodies: Vec<String> = reports.iter().map(compare_body).collect();
+    page("ghostbench analyze", &bodies.join("<hr>\n"))
+}
+
+/// The body of the `compare` page.
+fn compare_body(report: &CompareReport) -> String {
     let [a, b] = [&report.commands[0], &report.commands[1]];
     let mut body = String::new();
+    if let Some(imported) = &report.analyze {
+        let _ = writeln!(
+            body,
+            "<p>Runs read from {}.</p>",
+            escape(&super::format::imported(imported))
+        );
+    }
     let _ = writeln!(
         body,
         "<p>A = {} <code>{}</code><br>B = {} <code>{}</code></p>",
@@ -142,7 +165,7 @@ pub fn compare(report: &CompareReport) -> String {
         body.push_str(&metric_section(report, m));
     }
     body.push_str(&notes(&report.notes));
-    page("ghostbench compare", &body)
+    body
 }
 
 /// One metric's pictures: its ratio CI against the margin, both distributions,
@@ -238,6 +261,13 @@ fn measured(report: &CompareReport, m: &MetricReport, side: usize) -> Vec<(f64, 
 /// across layouts against the margin, and the spread of the per-layout estimates.
 pub fn layout(report: &LayoutReport) -> String {
     let mut body = String::from("<p>");
+    if let Some(imported) = &report.analyze {
+        let _ = write!(
+            body,
+            "Runs read from {}.<br>",
+            escape(&super::format::imported(imported))
+        );
+    }
     for b in &report.builds {
         let _ = write!(
             body,
@@ -313,7 +343,12 @@ pub fn layout(report: &LayoutReport) -> String {
         body.push_str(&layout_metric(report, metric, &rows));
     }
     body.push_str(&notes(&report.notes));
-    page("ghostbench layout", &body)
+    let title = if report.analyze.is_some() {
+        "ghostbench analyze"
+    } else {
+        "ghostbench layout"
+    };
+    page(title, &body)
 }
 
 /// The build's position, so it has the same colour in every plot.

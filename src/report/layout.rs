@@ -46,18 +46,24 @@ pub(super) fn cells(row: &MatrixRow) -> (String, String, String) {
 pub fn render(report: &LayoutReport, color: bool) -> String {
     let mut out = String::new();
     let s = &report.settings;
+    let verb = match &report.analyze {
+        Some(imported) => format!("analyze {}", super::format::imported(imported)),
+        None => "layout".to_string(),
+    };
     let _ = writeln!(
         out,
-        "ghostbench layout: {} builds × {} layouts × {} rounds; baseline {}",
+        "ghostbench {verb}: {} builds × {} layouts × {} rounds; baseline {}",
         report.builds.len(),
         report.used_seeds.len(),
         s.rounds,
         report.builds[0].name
     );
-    for b in &report.builds {
+    for b in report.builds.iter().filter(|b| !b.template.is_empty()) {
         let _ = writeln!(out, "  {} = `{}`", b.name, b.template);
     }
-    let _ = writeln!(out, "  run = `{}`", s.run_template);
+    if !s.run_template.is_empty() {
+        let _ = writeln!(out, "  run = `{}`", s.run_template);
+    }
     for source in &report.sources {
         let _ = writeln!(
             out,
@@ -146,6 +152,9 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
     for note in &report.notes {
         let _ = writeln!(out, "note: {note}");
     }
+    if report.analyze.is_some() {
+        return out;
+    }
     let t = &report.timing;
     let explain = if report.explain.is_some() {
         format!(", explain {:.1} s", t.explain_s)
@@ -165,7 +174,12 @@ pub fn markdown(report: &LayoutReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### ghostbench layout: {} builds × {} layouts, baseline `{}`\n",
+        "### ghostbench {}: {} builds × {} layouts, baseline `{}`\n",
+        if report.analyze.is_some() {
+            "analyze"
+        } else {
+            "layout"
+        },
         report.builds.len(),
         report.used_seeds.len(),
         report.builds[0].name
@@ -215,6 +229,19 @@ pub fn markdown(report: &LayoutReport) -> String {
     if let Some(explain) = &report.explain {
         let _ = writeln!(out);
         out.push_str(&markdown_explain(explain, &report.builds[0].name));
+    }
+    if let Some(imported) = &report.analyze {
+        let _ = writeln!(out);
+        for note in &report.notes {
+            let _ = writeln!(out, "> {}\n", escape(note));
+        }
+        let _ = writeln!(
+            out,
+            "<sub>runs read from {}; {:.1}% intervals, margin ±{}%</sub>",
+            escape(&super::format::imported(imported)),
+            report.settings.confidence * 100.0,
+            trimmed(report.settings.margin * 100.0)
+        );
     }
     out
 }

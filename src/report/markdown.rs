@@ -8,11 +8,12 @@ use std::fmt::Write;
 pub fn render(report: &CompareReport) -> String {
     let mut out = String::new();
     let [a, b] = [&report.commands[0], &report.commands[1]];
-    let _ = writeln!(
-        out,
-        "### ghostbench compare: `{}` vs `{}`\n",
-        a.name, b.name
-    );
+    let verb = if report.analyze.is_some() {
+        "analyze"
+    } else {
+        "compare"
+    };
+    let _ = writeln!(out, "### ghostbench {verb}: `{}` vs `{}`\n", a.name, b.name);
     if let Some(message) = &report.status.message {
         let _ = writeln!(
             out,
@@ -48,6 +49,30 @@ pub fn render(report: &CompareReport) -> String {
         );
     }
     let _ = writeln!(out);
+    if let Some(imported) = &report.analyze {
+        for note in &report.notes {
+            let _ = writeln!(out, "> {}\n", escape(note));
+        }
+        let _ = writeln!(
+            out,
+            "<sub>{} + {} runs read from {}, margin ±{}%, {} CI{}</sub>",
+            report.measured_runs(0),
+            report.measured_runs(1),
+            escape(&super::format::imported(imported)),
+            report.settings.margin * 100.0,
+            if imported.interval == "sequential" {
+                "anytime-valid"
+            } else {
+                "fixed-n"
+            },
+            if report.metrics.len() > 1 {
+                ", Holm-adjusted p-values"
+            } else {
+                ""
+            },
+        );
+        return out;
+    }
     let _ = writeln!(
         out,
         "<sub>A: `{}` · B: `{}` · {} + {} runs, interleaved ({:?}), margin ±{}%, the CI is valid over all looks · {}</sub>",

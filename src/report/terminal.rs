@@ -57,9 +57,13 @@ pub fn render(report: &CompareReport, color: bool) -> String {
 pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> String {
     let mut out = String::new();
     let [a, b] = [&report.commands[0], &report.commands[1]];
+    let verb = match &report.analyze {
+        Some(imported) => format!("analyze {}", super::format::imported(imported)),
+        None => "compare".to_string(),
+    };
     let _ = writeln!(
         out,
-        "ghostbench compare: A = {}, B = {}",
+        "ghostbench {verb}: A = {}, B = {}",
         labelled("A", a),
         labelled("B", b)
     );
@@ -72,11 +76,15 @@ pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> St
     let n = [report.measured_runs(0), report.measured_runs(1)];
     for m in &report.metrics {
         let _ = writeln!(out, "{:<8} {}", paint(m.verdict, color), m.sentence);
+        let validity = if m.looks == 0 {
+            "at the data's size (no sequential looks)".to_string()
+        } else {
+            format!("valid over all looks ({} taken)", m.looks)
+        };
         let _ = writeln!(
             out,
-            "         {:.0}% CI valid over all looks ({} taken); {} + {} runs; margin ±{}%",
+            "         {:.0}% CI {validity}; {} + {} runs; margin ±{}%",
             m.ci_level * 100.0,
-            m.looks,
             n[0],
             n[1],
             trimmed(report.settings.margin * 100.0)
@@ -105,9 +113,12 @@ pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> St
     out
 }
 
-/// "`cmd`", or "name `cmd`" when the user named it.
+/// "`cmd`", or "name `cmd`" when the user named it (just the name when
+/// there is no command text, as for a CSV).
 fn labelled(side: &str, command: &crate::run::command::CommandSpec) -> String {
-    if command.name == side {
+    if command.text.is_empty() || command.text == command.name {
+        command.name.clone()
+    } else if command.name == side {
         format!("`{}`", command.text)
     } else {
         format!("{} `{}`", command.name, command.text)
@@ -290,6 +301,19 @@ fn footer(report: &CompareReport) -> String {
         (State::BudgetExhausted, None) => "budget exhausted".to_string(),
         (State::Failed, _) => "failed".to_string(),
         (State::Interrupted, _) => "interrupted".to_string(),
+        (State::Imported, _) => {
+            let _ = writeln!(
+                out,
+                "analysed {} + {} runs read from {}",
+                report.measured_runs(0),
+                report.measured_runs(1),
+                report
+                    .analyze
+                    .as_ref()
+                    .map_or(String::new(), |i| i.files.join(", "))
+            );
+            return out;
+        }
     };
     let _ = writeln!(
         out,

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// A command to benchmark: its label, the text the user gave and the argv we exec.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CommandSpec {
     pub name: String,
     pub text: String,

@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// Machine and invocation facts for one result. `None` means "could not be
 /// read here", which the report prints as "n/a".
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Environment {
     /// `model name` from /proc/cpuinfo.
     pub cpu_model: Option<String>,

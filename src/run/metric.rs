@@ -23,7 +23,7 @@ pub enum MetricSpec {
 }
 
 /// A unit, so reports can scale values sensibly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     Seconds,
@@ -33,7 +33,7 @@ pub enum Unit {
 }
 
 /// One value a run produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MetricValue {
     pub name: String,
     pub value: f64,

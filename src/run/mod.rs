@@ -19,7 +19,7 @@ use counters::{ChildCounters, CounterKind};
 use metric::{MetricSpec, MetricValue};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use spawn::{Exit, Outcome, SpawnRequest};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,7 +45,7 @@ pub struct RunnerOptions {
 }
 
 /// Everything recorded about one measured (or warm-up) run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     /// Index of the command (0 = A, 1 = B).
     pub side: usize,
@@ -63,6 +63,27 @@ pub struct RunRecord {
     pub counters: Vec<(String, u64)>,
 }
 
+/// Where a report's runs came from when `analyze` read them from files
+/// instead of running anything (the `analyze` section of the JSON).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Imported {
+    /// The files read, in order.
+    pub files: Vec<String>,
+    /// `csv`, `hyperfine`, `ghostbench.compare` or `ghostbench.layout`.
+    pub format: String,
+    /// How the verdict's interval was taken: `fixed` (one interval at the
+    /// data's size) or `sequential` (compare's looks replayed over the runs
+    /// in their order, as the original run took them).
+    pub interval: String,
+    /// Whether the runs of the compared sides were interleaved; `None` when
+    /// the data cannot tell (no `round` column).
+    pub interleaved: Option<bool>,
+    /// With a CSV `layout` column: the layout labels by seed (seed = index;
+    /// seed 0 is the default layout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<Vec<String>>,
+}
+
 /// Why a run could not produce its metrics.
 #[derive(Debug, Clone, Serialize, thiserror::Error)]
 #[error("{command_name}: {cause}")]
@@ -75,7 +96,7 @@ pub struct RunFailure {
 
 /// How an experiment ended, with the cause when it did not finish. Shared by the
 /// verbs that run commands; each brings its own `State` enum.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Status<S> {
     pub state: S,
     /// The one-line cause of a failure or interruption.

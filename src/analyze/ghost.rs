@@ -1,0 +1,495 @@
+//! Re-analysing ghostbench's own `--json` with other `--margin`, `--alpha`,
+//! `--estimator` or `--higher-is-better`.
+//!
+//! - `compare`: the runs were taken sequentially and the run stopped on what
+//!   the looks showed, so a fixed-n interval at full α would overstate the
+//!   evidence. The re-analysis replays compare's looks over the runs in
+//!   their order (the same schedule, the same α spending) and reports the
+//!   last one, exactly what `compare` computes at the end of a run; with
+//!   the original options it reproduces the original verdicts. A report
+//!   that `analyze` itself wrote from a CSV keeps its fixed-n interval.
+//! - `layout`: `layout`'s analysis of the recorded runs of the seeds used.
+//!   With `--layouts auto` the last look spent only a share of α; the
+//!   re-analysis keeps that share, so with the original options it
+//!   reproduces the original matrix.
+//!
+//! Options not given keep the report's own settings.
+
+use super::{
+    check, layout_from_runs, unknown_environment, AnalyzeOptions, DEFAULT_ALPHA, DEFAULT_MARGIN,
+};
+use crate::compare::analysis::{self, MetricInput};
+use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
+use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
+use crate::report::format::trimmed;
+use crate::run::command::CommandSpec;
+use crate::run::environment::Environment;
+use crate::run::metric::{MetricSpec, Unit};
+use crate::run::{Imported, RunRecord};
+use crate::stats::hierarchical::Estimator;
+use crate::stats::sequential::{evaluate, Look, Sequential, StoppingRule};
+use anyhow::{bail, Context, Result};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::time::Duration;
+
+/// A required field, deserialised, or a one-line error naming it.
+fn field<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<T> {
+    let value = doc
+        .get(name)
+        .with_context(|| format!("{file}: missing field `{name}`"))?;
+    serde_json::from_value(value.clone()).map_err(|e| anyhow::anyhow!("{file}: `{name}`: {e}"))
+}
+
+/// An optional field: `None` when absent or null.
+fn optional<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<Option<T>> {
+    match doc.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => field(doc, file, name).map(Some),
+    }
+}
+
+/// Every element of the array `name`, with its index in the error.
+fn elements<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<Vec<T>> {
+    let list = doc
+        .get(name)
+        .and_then(Value::as_array)
+        .with_context(|| format!("{file}: `{name}`: missing or not an array"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            serde_json::from_value(v.clone())
+                .map_err(|e| anyhow::anyhow!("{file}: {name}[{i}]: {e}"))
+        })
+        .collect()
+}
+
+fn number(settings: &Value, file: &str, name: &str) -> Result<f64> {
+    settings
+        .get(name)
+        .and_then(Value::as_f64)
+        .with_context(|| format!("{file}: settings.{name}: missing or not a number"))
+}
+
+/// The metrics of the first measured run that has values, in its order.
+fn metric_names<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<(String, Unit)> {
+    records
+        .filter(|r| !r.warmup && !r.values.is_empty())
+        .map(|r| r.values.iter().map(|v| (v.name.clone(), v.unit)).collect())
+        .next()
+        .unwrap_or_default()
+}
+
+fn environment(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Environment> {
+    Ok(optional(doc, file, "environment")?
+        .unwrap_or_else(|| unknown_environment(&options.command_line)))
+}
+
+/// "margin ±2% (was ±1%)".
+fn changed(label: &str, new: String, old: String) -> String {
+    if new == old {
+        format!("{label} {new}")
+    } else {
+        format!("{label} {new} (was {old})")
+    }
+}
+
+/// Re-analyse a `compare --json`.
+pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<CompareReport> {
+    let commands: Vec<CommandSpec> = elements(doc, file, "commands")?;
+    let [a, b] = <[CommandSpec; 2]>::try_from(commands).map_err(|c| {
+        anyhow::anyhow!(
+            "{file}: `commands`: {} entries, a compare report has 2",
+            c.len()
+        )
+    })?;
+    let runs: Vec<RunRecord> = elements(doc, file, "runs")?;
+    if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.side > 1) {
+        bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.side);
+    }
+    let settings = doc
+        .get("settings")
+        .with_context(|| format!("{file}: missing field `settings`"))?;
+    let old_margin = number(settings, file, "margin")?;
+    let old_alpha = number(settings, file, "alpha")?;
+    let old_hib = settings
+        .get("higher_is_better")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let margin = options.margin.unwrap_or(old_margin);
+    let alpha = options.alpha.unwrap_or(old_alpha);
+    check(margin, alpha).with_context(|| format!("{file}: settings"))?;
+    let hib = options.higher_is_better || old_hib;
+    let min_runs = settings
+        .get("min_runs")
+        .and_then(Value::as_u64)
+        .unwrap_or(5) as usize;
+    let imported: Option<Imported> = optional(doc, file, "analyze")?;
+    let spawn_overhead: Option<f64> = optional(doc, file, "spawn_overhead_s")?;
+    let corrected = doc
+        .get("spawn_correction_applied")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let correction = spawn_overhead.filter(|_| corrected).unwrap_or(0.0);
+
+    let names = metric_names(runs.iter());
+    if names.is_empty() {
+        bail!("{file}: no measured run has values: nothing to analyse");
+    }
+    let series: Vec<[Vec<f64>; 2]> = names
+        .iter()
+        .map(|(name, _)| {
+            let shift = if name == "wall" { correction } else { 0.0 };
+            let side = |s: usize| -> Vec<f64> {
+                runs.iter()
+                    .filter(|r| r.side == s && !r.warmup)
+                    .filter_map(|r| r.values.iter().find(|v| &v.name == name))
+                    .map(|v| v.value - shift)
+                    .collect()
+            };
+            [side(0), side(1)]
+        })
+        .collect();
+    let sequential = imported.is_none();
+    let (looks, looks_spent) = if sequential {
+        replay(&series, alpha, margin, min_runs, hib)
+    } else {
+        let per = alpha / names.len() as f64;
+        let looks = series
+            .iter()
+            .map(|[x, y]| evaluate(x, y, per, margin, hib))
+            .collect();
+        (looks, 0)
+    };
+    let inputs: Vec<MetricInput> = names
+        .iter()
+        .zip(&series)
+        .zip(looks)
+        .map(|(((name, unit), [x, y]), look)| MetricInput {
+            name,
+            unit: *unit,
+            a: x,
+            b: y,
+            spawn_corrected: name == "wall" && corrected && spawn_overhead.is_some(),
+            look,
+            looks: looks_spent,
+        })
+        .collect();
+    let seed = settings
+        .get("seed")
+        .and_then(Value::as_u64)
+        .unwrap_or(options.seed);
+    let metrics = analysis::analyse(&inputs, [&a.name, &b.name], margin, alpha, hib, seed);
+
+    let mut notes = vec![format!(
+        "re-analysis of {file}: {}, {}{}; {}",
+        changed(
+            "margin",
+            format!("±{}%", trimmed(margin * 100.0)),
+            format!("±{}%", trimmed(old_margin * 100.0))
+        ),
+        changed("alpha", trimmed(alpha), trimmed(old_alpha)),
+        if hib != old_hib {
+            ", --higher-is-better"
+        } else {
+            ""
+        },
+        if sequential {
+            format!(
+                "compare's looks replayed over the {} + {} runs in their order",
+                series[0][0].len(),
+                series[0][1].len()
+            )
+        } else {
+            "one interval at the data's size, as when it was first analysed".to_string()
+        }
+    )];
+    notes.extend(optional::<Vec<String>>(doc, file, "notes")?.unwrap_or_default());
+    let text = |name: &str| {
+        settings
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let shell = a.shell;
+    let hook = |name: &str| text(name).and_then(|t| CommandSpec::parse(name, &t, shell).ok());
+    let seconds = |name: &str| {
+        settings
+            .get(name)
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s >= 0.0)
+    };
+    let commands = [a, b];
+    let options_out = CompareOptions {
+        commands: commands.clone(),
+        metrics: settings
+            .get("metrics")
+            .and_then(Value::as_array)
+            .map(|m| {
+                m.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(|label| MetricSpec::parse(label).ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        higher_is_better: hib,
+        margin,
+        alpha,
+        warmup: settings.get("warmup").and_then(Value::as_u64).unwrap_or(0) as usize,
+        min_runs,
+        max_runs: settings
+            .get("max_runs")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize,
+        max_time: Duration::from_secs_f64(seconds("max_time_s").unwrap_or(0.0)),
+        order: if text("order").as_deref() == Some("random") {
+            Order::Random
+        } else {
+            Order::Abba
+        },
+        env_jitter: settings
+            .get("env_jitter")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        spawn_correction: settings
+            .get("spawn_correction")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        pin: settings
+            .get("pin")
+            .and_then(Value::as_u64)
+            .map(|p| p as usize),
+        prepare: hook("prepare"),
+        setup: hook("setup"),
+        cleanup: hook("cleanup"),
+        ignore_failure: settings
+            .get("ignore_failure")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        input: text("input").map(Into::into),
+        timeout: seconds("timeout_s").map(Duration::from_secs_f64),
+        counters: false,
+        simulate: false,
+        seed,
+        command_line: options.command_line.clone(),
+    };
+    Ok(CompareReport {
+        schema: "ghostbench.compare",
+        schema_version: compare::SCHEMA_VERSION,
+        commands: commands.to_vec(),
+        settings: options_out,
+        status: field(doc, file, "status")?,
+        environment: environment(doc, file, options)?,
+        spawn_overhead_s: spawn_overhead,
+        spawn_correction_applied: corrected,
+        metrics,
+        counters: optional(doc, file, "counters")?.unwrap_or(CounterReport {
+            requested: false,
+            unavailable: None,
+            rows: Vec::new(),
+        }),
+        simulation: None,
+        notes,
+        elapsed_s: doc.get("elapsed_s").and_then(Value::as_f64).unwrap_or(0.0),
+        runs,
+        analyze: Some(match imported {
+            Some(before) => Imported {
+                files: vec![file.to_string()],
+                ..before
+            },
+            None => Imported {
+                files: vec![file.to_string()],
+                format: "ghostbench.compare".into(),
+                interval: "sequential".into(),
+                interleaved: Some(true),
+                layouts: None,
+            },
+        }),
+    })
+}
+
+/// compare's looks over the runs in their order: one call of the sequential
+/// rule per round, then its final evaluation, as `compare` does. Returns
+/// the last look of every metric and the number of looks spent.
+fn replay(
+    series: &[[Vec<f64>; 2]],
+    alpha: f64,
+    margin: f64,
+    min_runs: usize,
+    higher_is_better: bool,
+) -> (Vec<Look>, usize) {
+    let mut sequential = Sequential::new(
+        StoppingRule {
+            alpha,
+            margin,
+            min_runs,
+            higher_is_better,
+        },
+        series.len(),
+    );
+    let n = series
+        .iter()
+        .map(|[a, b]| a.len().min(b.len()))
+        .min()
+        .unwrap_or(0);
+    let prefix = |k: usize| -> Vec<(&[f64], &[f64])> {
+        series
+            .iter()
+            .map(|[a, b]| (&a[..k.min(a.len())], &b[..k.min(b.len())]))
+            .collect()
+    };
+    for k in 1..=n {
+        sequential.observe(&prefix(k));
+    }
+    let looks = if n >= 2 {
+        let all: Vec<(&[f64], &[f64])> = series
+            .iter()
+            .map(|[a, b]| (a.as_slice(), b.as_slice()))
+            .collect();
+        sequential.finish(&all)
+    } else {
+        // Too few runs for an interval: a point ratio, UNKNOWN.
+        series
+            .iter()
+            .map(|[a, b]| evaluate(a, b, 0.0, margin, higher_is_better))
+            .collect()
+    };
+    (looks, sequential.looks_spent())
+}
+
+/// Re-analyse a `layout --json`.
+pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<LayoutReport> {
+    let builds: Vec<BuildSpec> = elements(doc, file, "builds")?;
+    if builds.len() < 2 {
+        bail!(
+            "{file}: `builds`: {} entries, a layout report has at least 2",
+            builds.len()
+        );
+    }
+    let runs: Vec<LayoutRun> = elements(doc, file, "runs")?;
+    if let Some((i, r)) = runs
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.build >= builds.len())
+    {
+        bail!(
+            "{file}: runs[{i}].build: {} but there are {} builds",
+            r.build,
+            builds.len()
+        );
+    }
+    let seeds: Vec<u64> = field(doc, file, "used_seeds")?;
+    let settings = doc
+        .get("settings")
+        .with_context(|| format!("{file}: missing field `settings`"))?;
+    let old_margin = number(settings, file, "margin").unwrap_or(DEFAULT_MARGIN);
+    let old_alpha = number(settings, file, "alpha").unwrap_or(DEFAULT_ALPHA);
+    let margin = options.margin.unwrap_or(old_margin);
+    let alpha = options.alpha.unwrap_or(old_alpha);
+    check(margin, alpha).with_context(|| format!("{file}: settings"))?;
+    let old_hib = settings
+        .get("higher_is_better")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let hib = options.higher_is_better || old_hib;
+    let old_estimator = match settings.get("estimator").and_then(Value::as_str) {
+        Some("min") => Estimator::Min,
+        Some("median") | None => Estimator::Median,
+        Some(other) => bail!("{file}: settings.estimator: {other:?} (median or min)"),
+    };
+    let estimator = options.estimator.unwrap_or(old_estimator);
+    let names = metric_names(runs.iter().map(|r| &r.record));
+    if names.is_empty() {
+        bail!("{file}: no measured run has values: nothing to analyse");
+    }
+    // The share of α the original's last look spent (1 for a fixed count).
+    let comparisons = layout::experiment::comparisons(names.len(), builds.len());
+    let share = settings
+        .get("confidence")
+        .and_then(Value::as_f64)
+        .map(|c| (1.0 - c) * comparisons as f64 / old_alpha)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(1.0, |s| s.min(1.0));
+    let usize_setting = |name: &str, default: usize| {
+        settings
+            .get(name)
+            .and_then(Value::as_u64)
+            .map_or(default, |v| v as usize)
+    };
+    let layout_options = LayoutOptions {
+        builds,
+        run_template: settings
+            .get("run_template")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        metrics: Vec::new(),
+        higher_is_better: hib,
+        layouts: seeds.len(),
+        max_layouts: settings
+            .get("max_layouts")
+            .and_then(Value::as_u64)
+            .map(|m| m as usize),
+        rounds: usize_setting("rounds", 0),
+        warmup: usize_setting("warmup", 0),
+        estimator,
+        margin,
+        alpha,
+        seed: settings
+            .get("seed")
+            .and_then(Value::as_u64)
+            .unwrap_or(options.seed),
+        command_line: options.command_line.clone(),
+        ..LayoutOptions::default()
+    };
+    let mut notes = vec![format!(
+        "re-analysis of {file}: {}, {}, {}{}",
+        changed(
+            "margin",
+            format!("±{}%", trimmed(margin * 100.0)),
+            format!("±{}%", trimmed(old_margin * 100.0))
+        ),
+        changed("alpha", trimmed(alpha), trimmed(old_alpha)),
+        changed(
+            "estimator",
+            format!("{estimator:?}").to_lowercase(),
+            format!("{old_estimator:?}").to_lowercase()
+        ),
+        if hib != old_hib {
+            ", --higher-is-better"
+        } else {
+            ""
+        },
+    )];
+    if share < 1.0 {
+        notes.push(format!(
+            "the original run looked more than once (--layouts auto): its last look spent {}% of α, and so does this one",
+            trimmed((share * 1000.0).round() / 10.0)
+        ));
+    }
+    let imported: Option<Imported> = optional(doc, file, "analyze")?;
+    let imported = match imported {
+        Some(before) => Imported {
+            files: vec![file.to_string()],
+            ..before
+        },
+        None => Imported {
+            files: vec![file.to_string()],
+            format: "ghostbench.layout".into(),
+            interval: "fixed".into(),
+            interleaved: Some(true),
+            layouts: None,
+        },
+    };
+    Ok(layout_from_runs(
+        &layout_options,
+        &names,
+        seeds,
+        runs,
+        alpha * share,
+        environment(doc, file, options)?,
+        field(doc, file, "status")?,
+        notes,
+        imported,
+    ))
+}

@@ -1,0 +1,561 @@
+//! `analyze`: the verdicts of `compare` and `layout` on measurements made
+//! elsewhere: a CSV of values, hyperfine's `--export-json`, or ghostbench's
+//! own `--json` re-analysed with other options.
+//!
+//! `input` reads the files (format from the content) into rows and `ghost`
+//! re-analyses a ghostbench report; this module turns rows into the same
+//! report types `compare` and `layout` produce, so the same renderers and
+//! the same JSON schemas serve, with an `analyze` section saying where the
+//! runs came from.
+//!
+//! Without a `layout` column the data get `compare`'s two-sample analysis at
+//! a fixed n: the exact Hodges–Lehmann interval of the log ratio at level
+//! 1 − α (Bonferroni over metrics × candidates), not the anytime interval,
+//! since nobody looked at these data before they were complete. With a
+//! `layout` column they get `layout`'s analysis across layouts.
+
+pub mod ghost;
+pub mod input;
+
+use crate::compare::analysis::{self, MetricInput};
+use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
+use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
+use crate::run::command::CommandSpec;
+use crate::run::environment::Environment;
+use crate::run::metric::{MetricValue, Unit};
+use crate::run::{Imported, RunRecord, Status};
+use crate::stats::hierarchical::Estimator;
+use crate::stats::sequential::evaluate;
+use crate::stats::verdict::Verdict;
+use anyhow::{bail, Result};
+use input::{Dataset, Loaded};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The equivalence margin when neither the option nor the input gives one.
+pub const DEFAULT_MARGIN: f64 = 0.01;
+/// The false-alarm rate when neither the option nor the input gives one.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
+/// `analyze`'s options. `None` keeps the input's own setting (a ghostbench
+/// report), or the default (1%, 0.05, median).
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    pub higher_is_better: bool,
+    /// A fraction (0.01 = ±1%).
+    pub margin: Option<f64>,
+    pub alpha: Option<f64>,
+    pub estimator: Option<Estimator>,
+    /// Seeds the descriptive bootstrap.
+    pub seed: u64,
+    pub command_line: Vec<String>,
+}
+
+/// What `analyze` found.
+#[derive(Debug, Clone)]
+pub enum Analysis {
+    /// Two-sample comparisons, one report per candidate against the baseline.
+    Compare(Vec<CompareReport>),
+    /// Across layouts, one matrix.
+    Layout(Box<LayoutReport>),
+}
+
+/// Read the files and analyse them as one data set, or re-analyse one
+/// ghostbench report. Errors are one line naming the file and the line or field.
+pub fn analyze(files: &[PathBuf], options: &AnalyzeOptions) -> Result<Analysis> {
+    let mut sets = Vec::new();
+    for path in files {
+        match input::read(path)? {
+            Loaded::Rows(set) => sets.push(set),
+            Loaded::Ghost { schema, doc } => {
+                if files.len() > 1 {
+                    bail!(
+                        "{}: a ghostbench report is re-analysed on its own; give it as the only file",
+                        path.display()
+                    );
+                }
+                let file = path.display().to_string();
+                return if schema == "ghostbench.layout" {
+                    ghost::layout(&doc, &file, options).map(|r| Analysis::Layout(Box::new(r)))
+                } else {
+                    ghost::compare(&doc, &file, options).map(|r| Analysis::Compare(vec![r]))
+                };
+            }
+        }
+    }
+    let data = input::merge(sets)?;
+    if data.names.len() < 2 {
+        bail!(
+            "{}: only one name ({:?}); analyze compares a baseline with at least one other",
+            data.files.join(", "),
+            data.names.first().map_or("", |n| n.name.as_str())
+        );
+    }
+    if data.layouts.is_some() {
+        layout_report(&data, options).map(|r| Analysis::Layout(Box::new(r)))
+    } else {
+        Ok(Analysis::Compare(compare_reports(&data, options)))
+    }
+}
+
+/// Whether the rows of the baseline and `candidate` were interleaved: the
+/// fact for the `analyze` section and, when they were not (or nothing
+/// shows they were), the one-line caution.
+pub fn interleaving(data: &Dataset, candidate: usize) -> (Option<bool>, Option<String>) {
+    let [a, b] = [&data.names[0].name, &data.names[candidate].name];
+    let confounded = "drift between the blocks is confounded with the effect";
+    match data.order {
+        input::Order::Blocks => (
+            Some(false),
+            Some(format!(
+                "not interleaved: hyperfine runs each command's runs one after the other, so {confounded} \
+                 (ghostbench compare interleaves them)"
+            )),
+        ),
+        input::Order::Unknown => (
+            None,
+            Some(format!(
+                "no `round` column: nothing shows that {a} and {b} were interleaved; if they ran one \
+                 after the other, {confounded}"
+            )),
+        ),
+        input::Order::Rounds => {
+            let rounds = |name: usize| -> std::collections::BTreeSet<usize> {
+                data.rows
+                    .iter()
+                    .filter(|r| r.name == name)
+                    .filter_map(|r| r.round)
+                    .collect()
+            };
+            let (ra, rb) = (rounds(0), rounds(candidate));
+            if ra == rb {
+                return (Some(true), None);
+            }
+            let span = |r: &std::collections::BTreeSet<usize>| match (r.first(), r.last()) {
+                (Some(f), Some(l)) if f == l => format!("round {f}"),
+                (Some(f), Some(l)) => format!("rounds {f}–{l}"),
+                _ => "no round".into(),
+            };
+            let both = ra.intersection(&rb).count();
+            let caution = if both == 0 {
+                format!(
+                    "not interleaved: {a} ran in {} and {b} in {}, so {confounded}",
+                    span(&ra),
+                    span(&rb)
+                )
+            } else {
+                format!(
+                    "partly interleaved: {both} of {} rounds hold runs of both {a} and {b}; \
+                     between the others, drift is confounded with the effect",
+                    ra.union(&rb).count()
+                )
+            };
+            (Some(false), Some(caution))
+        }
+    }
+}
+
+/// Machine facts for data measured elsewhere: unknown, apart from this tool
+/// and how it was called.
+pub fn unknown_environment(command_line: &[String]) -> Environment {
+    Environment {
+        cpu_model: None,
+        logical_cpus: 0,
+        kernel: None,
+        governor: None,
+        turbo: None,
+        load_average: None,
+        aslr: None,
+        split_lock_mitigate: None,
+        split_lock_detect: None,
+        perf_event_paranoid: None,
+        transparent_hugepage: None,
+        virtualization: None,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: command_line.to_vec(),
+        timestamp_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    }
+}
+
+/// A run record for one imported value.
+pub fn record(
+    side: usize,
+    round: usize,
+    metric: &(String, Unit),
+    value: f64,
+    exit_code: i32,
+) -> RunRecord {
+    RunRecord {
+        side,
+        round,
+        warmup: false,
+        wall_s: if metric.0 == "wall" && metric.1 == Unit::Seconds {
+            value
+        } else {
+            0.0
+        },
+        user_s: 0.0,
+        sys_s: 0.0,
+        max_rss_kib: 0,
+        exit_code,
+        env_pad_bytes: None,
+        values: vec![MetricValue {
+            name: metric.0.clone(),
+            value,
+            unit: metric.1,
+        }],
+        counters: Vec::new(),
+    }
+}
+
+/// Check a margin (fraction) and alpha before analysing.
+pub fn check(margin: f64, alpha: f64) -> Result<()> {
+    if !(0.0..1.0).contains(&margin) {
+        bail!(
+            "--margin is a percentage in [0, 100), got {}",
+            margin * 100.0
+        );
+    }
+    if !(alpha > 0.0 && alpha < 1.0) {
+        bail!("--alpha must be in (0, 1), got {alpha}");
+    }
+    Ok(())
+}
+
+/// Each candidate against the baseline with `compare`'s analysis at a fixed n.
+fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareReport> {
+    let margin = options.margin.unwrap_or(DEFAULT_MARGIN);
+    let alpha = options.alpha.unwrap_or(DEFAULT_ALPHA);
+    let hib = options.higher_is_better;
+    let candidates = data.names.len() - 1;
+    let family = data.metrics.len() * candidates;
+    let interval_alpha = alpha / family as f64;
+    let spec = |i: usize| {
+        let n = &data.names[i];
+        CommandSpec {
+            name: n.name.clone(),
+            text: n.text.clone(),
+            argv: Vec::new(),
+            shell: false,
+        }
+    };
+    (1..data.names.len())
+        .map(|candidate| {
+            let series: Vec<[Vec<f64>; 2]> = (0..data.metrics.len())
+                .map(|m| [data.values(0, m), data.values(candidate, m)])
+                .collect();
+            let inputs: Vec<MetricInput> = data
+                .metrics
+                .iter()
+                .zip(&series)
+                .map(|((name, unit), [a, b])| MetricInput {
+                    name,
+                    unit: *unit,
+                    a,
+                    b,
+                    spawn_corrected: false,
+                    look: evaluate(a, b, interval_alpha, margin, hib),
+                    looks: 0,
+                })
+                .collect();
+            let names = [
+                data.names[0].name.as_str(),
+                data.names[candidate].name.as_str(),
+            ];
+            let metrics = analysis::analyse(&inputs, names, margin, alpha, hib, options.seed);
+            let mut counts = [0usize; 2];
+            let runs: Vec<RunRecord> = data
+                .rows
+                .iter()
+                .filter(|r| r.name == 0 || r.name == candidate)
+                .map(|r| {
+                    let side = usize::from(r.name != 0);
+                    counts[side] += 1;
+                    let round = r.round.unwrap_or(counts[side] - 1);
+                    record(side, round, &data.metrics[r.metric], r.value, r.exit_code)
+                })
+                .collect();
+            let (interleaved, caution) = interleaving(data, candidate);
+            let mut notes: Vec<String> = caution.into_iter().collect();
+            notes.extend(data.notes.iter().cloned());
+            if family > 1 {
+                notes.push(format!(
+                    "{family} comparisons (metrics × candidates): every interval is at {:.2}% (Bonferroni)",
+                    (1.0 - interval_alpha) * 100.0
+                ));
+            }
+            let sizes: Vec<usize> = series.iter().flat_map(|s| [s[0].len(), s[1].len()]).collect();
+            let commands = [spec(0), spec(candidate)];
+            let state = compare::State::Imported;
+            CompareReport {
+                schema: "ghostbench.compare",
+                schema_version: compare::SCHEMA_VERSION,
+                commands: commands.to_vec(),
+                settings: CompareOptions {
+                    commands,
+                    metrics: Vec::new(),
+                    higher_is_better: hib,
+                    margin,
+                    alpha,
+                    warmup: 0,
+                    min_runs: sizes.iter().copied().min().unwrap_or(0),
+                    max_runs: sizes.iter().copied().max().unwrap_or(0),
+                    max_time: Duration::ZERO,
+                    order: Order::Abba,
+                    env_jitter: false,
+                    spawn_correction: false,
+                    pin: None,
+                    prepare: None,
+                    setup: None,
+                    cleanup: None,
+                    ignore_failure: false,
+                    input: None,
+                    timeout: None,
+                    counters: false,
+                    simulate: false,
+                    seed: options.seed,
+                    command_line: options.command_line.clone(),
+                },
+                status: Status::new(state, None),
+                environment: unknown_environment(&options.command_line),
+                spawn_overhead_s: None,
+                spawn_correction_applied: false,
+                metrics,
+                counters: CounterReport {
+                    requested: false,
+                    unavailable: None,
+                    rows: Vec::new(),
+                },
+                simulation: None,
+                notes,
+                elapsed_s: 0.0,
+                runs,
+                analyze: Some(Imported {
+                    files: data.files.clone(),
+                    format: data.format.clone(),
+                    interval: "fixed".into(),
+                    interleaved,
+                    layouts: None,
+                }),
+            }
+        })
+        .collect()
+}
+
+/// Rows with a `layout` column: `layout`'s analysis across layouts.
+///
+/// Layouts that lack a value of some name and metric are left out (with a
+/// note). The default layout is the one labelled `0` when it is complete,
+/// else the first complete layout in file order; it becomes seed 0.
+fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<LayoutReport> {
+    let files = data.files.join(", ");
+    let labels = data.layouts.clone().unwrap_or_default();
+    let complete = |l: usize| {
+        (0..data.names.len()).all(|n| {
+            (0..data.metrics.len()).all(|m| {
+                data.rows
+                    .iter()
+                    .any(|r| r.name == n && r.metric == m && r.layout == Some(l))
+            })
+        })
+    };
+    let kept: Vec<usize> = (0..labels.len()).filter(|&l| complete(l)).collect();
+    if kept.len() < 2 {
+        bail!(
+            "{files}: {} of {} layouts hold values of every name and metric; the analysis across layouts needs at least 2",
+            kept.len(),
+            labels.len()
+        );
+    }
+    let default = kept
+        .iter()
+        .copied()
+        .find(|&l| labels[l] == "0")
+        .unwrap_or(kept[0]);
+    let order: Vec<usize> = std::iter::once(default)
+        .chain(kept.iter().copied().filter(|&l| l != default))
+        .collect();
+    let seed_of = |l: usize| order.iter().position(|&o| o == l).map(|s| s as u64);
+    let seeds: Vec<u64> = (0..order.len() as u64).collect();
+    let runs: Vec<LayoutRun> = data
+        .rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let seed = seed_of(r.layout?)?;
+            Some(LayoutRun {
+                build: r.name,
+                seed,
+                record: record(
+                    r.name,
+                    r.round.unwrap_or(i),
+                    &data.metrics[r.metric],
+                    r.value,
+                    r.exit_code,
+                ),
+            })
+        })
+        .collect();
+    let rounds = runs_per_cell(&runs, data.names.len(), seeds.len(), data.metrics.len());
+    let layout_options = LayoutOptions {
+        builds: data
+            .names
+            .iter()
+            .map(|n| BuildSpec {
+                name: n.name.clone(),
+                template: n.text.clone(),
+            })
+            .collect(),
+        run_template: String::new(),
+        metrics: Vec::new(),
+        higher_is_better: options.higher_is_better,
+        layouts: seeds.len(),
+        max_layouts: None,
+        rounds,
+        warmup: 0,
+        estimator: options.estimator.unwrap_or(Estimator::Median),
+        margin: options.margin.unwrap_or(DEFAULT_MARGIN),
+        alpha: options.alpha.unwrap_or(DEFAULT_ALPHA),
+        seed: options.seed,
+        command_line: options.command_line.clone(),
+        ..LayoutOptions::default()
+    };
+    let (interleaved, caution) = (1..data.names.len())
+        .map(|c| interleaving(data, c))
+        .find(|(i, _)| *i != Some(true))
+        .unwrap_or((Some(true), None));
+    let mut notes: Vec<String> = caution.into_iter().collect();
+    notes.extend(data.notes.iter().cloned());
+    let dropped: Vec<&str> = (0..labels.len())
+        .filter(|l| !kept.contains(l))
+        .map(|l| labels[l].as_str())
+        .collect();
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "{} of {} layouts left out because some name or metric has no value there: {}",
+            dropped.len(),
+            labels.len(),
+            dropped.join(", ")
+        ));
+    }
+    notes.push(format!(
+        "default layout: {:?} ({})",
+        labels[default],
+        if labels[default] == "0" {
+            "labelled 0"
+        } else {
+            "no complete layout labelled 0: the first in file order"
+        }
+    ));
+    let labels_by_seed = order.iter().map(|&l| labels[l].clone()).collect();
+    let imported = Imported {
+        files: data.files.clone(),
+        format: data.format.clone(),
+        interval: "fixed".into(),
+        interleaved,
+        layouts: Some(labels_by_seed),
+    };
+    Ok(layout_from_runs(
+        &layout_options,
+        &data.metrics,
+        seeds,
+        runs,
+        layout_options.alpha,
+        unknown_environment(&options.command_line),
+        Status::new(layout::State::Imported, None),
+        notes,
+        imported,
+    ))
+}
+
+/// The most runs of one (name, layout, metric) cell.
+fn runs_per_cell(runs: &[LayoutRun], builds: usize, seeds: usize, metrics: usize) -> usize {
+    let mut counts = vec![0usize; builds * seeds.max(1)];
+    for run in runs {
+        if let Some(c) = counts.get_mut(run.build * seeds + run.seed as usize) {
+            *c += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+        .div_ceil(metrics.max(1))
+}
+
+/// A layout report around `layout`'s analysis of `runs`, its across-layouts
+/// intervals at family-wise level `look_alpha`.
+#[allow(clippy::too_many_arguments)]
+pub fn layout_from_runs(
+    options: &LayoutOptions,
+    metric_names: &[(String, Unit)],
+    seeds: Vec<u64>,
+    runs: Vec<LayoutRun>,
+    look_alpha: f64,
+    environment: Environment,
+    status: layout::Status,
+    mut notes: Vec<String>,
+    imported: Imported,
+) -> LayoutReport {
+    let matrix = layout::analysis::analyze_at(options, metric_names, &seeds, &runs, look_alpha);
+    let comparisons = layout::experiment::comparisons(metric_names.len(), options.builds.len());
+    let confidence = 1.0 - look_alpha / comparisons as f64;
+    let undecided = matrix
+        .iter()
+        .filter_map(|row| row.comparison.as_ref())
+        .filter(|c| c.verdict == Verdict::Unknown)
+        .count();
+    if comparisons > 1 {
+        notes.push(format!(
+            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni)",
+            confidence * 100.0
+        ));
+    }
+    LayoutReport {
+        schema: "ghostbench.layout",
+        schema_version: layout::SCHEMA_VERSION,
+        builds: options.builds.clone(),
+        settings: layout::Settings {
+            run_template: options.run_template.clone(),
+            metrics: metric_names.iter().map(|m| m.0.clone()).collect(),
+            higher_is_better: options.higher_is_better,
+            layouts: seeds.len(),
+            max_layouts: options.max_layouts,
+            rounds: options.rounds,
+            warmup: options.warmup,
+            jobs: 0,
+            estimator: options.estimator,
+            margin: options.margin,
+            alpha: options.alpha,
+            confidence,
+            max_time_s: None,
+            shell: false,
+            seed: options.seed,
+            work_dir: String::new(),
+        },
+        sources: Vec::new(),
+        variants: Vec::new(),
+        used_seeds: seeds.clone(),
+        build_results: Vec::new(),
+        status,
+        environment,
+        matrix,
+        looks: vec![layout::Look {
+            layouts: seeds.len(),
+            confidence,
+            undecided,
+        }],
+        notes,
+        timing: layout::Timing {
+            build_s: 0.0,
+            run_s: 0.0,
+            explain_s: 0.0,
+            total_s: 0.0,
+        },
+        runs,
+        explain: None,
+        analyze: Some(imported),
+    }
+}
