@@ -403,7 +403,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Layou
         bail!("{file}: no measured run has values: nothing to analyse");
     }
     // The share of α the original's last look spent (1 for a fixed count).
-    let comparisons = layout::experiment::comparisons(names.len(), builds.len());
+    let comparisons = layout::analysis::comparisons(names.len(), builds.len());
     let share = settings
         .get("confidence")
         .and_then(Value::as_f64)

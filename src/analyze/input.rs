@@ -277,13 +277,25 @@ fn csv(file: &str, text: &str) -> Result<Dataset> {
         .headers()
         .map_err(|e| anyhow::anyhow!("{file}: {}", csv_error(&e)))?
         .clone();
+    let known = |c: &str| COLUMNS.contains(&c.to_ascii_lowercase().as_str());
+    if !header.iter().any(|c| c.eq_ignore_ascii_case("name"))
+        || !header.iter().any(|c| c.eq_ignore_ascii_case("value"))
+    {
+        bail!(
+            "{file}:1: the header needs columns `name` and `value` (found: {})",
+            header.iter().collect::<Vec<_>>().join(",")
+        );
+    }
+    if let Some(column) = header.iter().find(|c| !known(c)) {
+        bail!(
+            "{file}:1: unknown column {column:?} (columns: name, value, and optionally layout, metric, round)"
+        );
+    }
     let mut columns: [Option<usize>; 5] = [None; 5];
     for (i, column) in header.iter().enumerate() {
         let lower = column.to_ascii_lowercase();
         let Some(k) = COLUMNS.iter().position(|c| *c == lower) else {
-            bail!(
-                "{file}:1: unknown column {column:?} (columns: name, value, and optionally layout, metric, round)"
-            );
+            continue;
         };
         if columns[k].is_some() {
             bail!("{file}:1: column {:?} appears twice", COLUMNS[k]);
@@ -466,7 +478,8 @@ mod tests {
             e("name,value\na,1,2\n"),
             "t.csv: line 2: 3 fields where the header has 2"
         );
-        assert!(e("name,valu\na,1\n").starts_with("t.csv:1: unknown column \"valu\""));
+        assert!(e("name,valu\na,1\n").starts_with("t.csv:1: the header needs columns"));
+        assert!(e("name,value,host\na,1,x\n").starts_with("t.csv:1: unknown column \"host\""));
         assert!(e("name,layout\na,1\n")
             .starts_with("t.csv:1: the header needs columns `name` and `value`"));
         assert_eq!(e("name,value\n,1\n"), "t.csv:2: empty `name`");

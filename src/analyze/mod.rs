@@ -500,7 +500,7 @@ pub fn layout_from_runs(
     imported: Imported,
 ) -> LayoutReport {
     let matrix = layout::analysis::analyze_at(options, metric_names, &seeds, &runs, look_alpha);
-    let comparisons = layout::experiment::comparisons(metric_names.len(), options.builds.len());
+    let comparisons = layout::analysis::comparisons(metric_names.len(), options.builds.len());
     let confidence = 1.0 - look_alpha / comparisons as f64;
     let undecided = matrix
         .iter()

@@ -103,6 +103,11 @@ pub fn compare_cells(m: &crate::compare::MetricReport) -> [String; 6] {
     ]
 }
 
+/// Where `analyze` read the runs: "a.csv, b.csv (csv)".
+pub fn imported(imported: &crate::run::Imported) -> String {
+    format!("{} ({})", imported.files.join(", "), imported.format)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,9 +131,4 @@ mod tests {
         assert_eq!(ratio_change(1.052), "+5.2%");
         assert_eq!(ratio_change(0.9), "-10.0%");
     }
-}
-
-/// Where `analyze` read the runs: "a.csv, b.csv (csv)".
-pub fn imported(imported: &crate::run::Imported) -> String {
-    format!("{} ({})", imported.files.join(", "), imported.format)
 }

@@ -58,3 +58,12 @@ pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// Say loudly that a test skipped, and why. Under `CI=true` a skip is a
+/// failure: CI installs every tool the tests use (.ci/run).
+pub fn skip(reason: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("skipped under CI=true, where it must run: {reason}");
+    }
+    eprintln!("skipped: {reason}");
+}
