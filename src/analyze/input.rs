@@ -268,7 +268,7 @@ fn hyperfine(file: &str, doc: &Value) -> Result<Dataset> {
 /// `value`, optionally `layout`, `metric` and `round`. Any other column is
 /// an error: a misspelt `layout` would otherwise turn a layout analysis into
 /// a two-sample one without a word.
-fn csv(file: &str, text: &str) -> Result<Dataset> {
+pub fn csv(file: &str, text: &str) -> Result<Dataset> {
     let mut reader = ::csv::ReaderBuilder::new()
         .trim(::csv::Trim::All)
         .comment(Some(b'#'))

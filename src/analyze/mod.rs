@@ -179,35 +179,70 @@ pub fn unknown_environment(command_line: &[String]) -> Environment {
     }
 }
 
-/// A run record for one imported value.
-pub fn record(
-    side: usize,
-    round: usize,
-    metric: &(String, Unit),
-    value: f64,
-    exit_code: i32,
-) -> RunRecord {
-    RunRecord {
-        side,
-        round,
-        warmup: false,
-        wall_s: if metric.0 == "wall" && metric.1 == Unit::Seconds {
-            value
-        } else {
-            0.0
-        },
-        user_s: 0.0,
-        sys_s: 0.0,
-        max_rss_kib: 0,
-        exit_code,
-        env_pad_bytes: None,
-        values: vec![MetricValue {
-            name: metric.0.clone(),
-            value,
-            unit: metric.1,
-        }],
-        counters: Vec::new(),
+/// One imported run: the values of one name (and layout) that belong
+/// together, at most one per metric.
+pub struct ImportedRun {
+    pub name: usize,
+    pub layout: Option<usize>,
+    /// `side` is the name's index; `round` the CSV's, or the run's position
+    /// among its name's runs.
+    pub record: RunRecord,
+}
+
+/// The rows as runs: the k-th value of every metric of one name, layout and
+/// round form one run (a CSV with one row per metric and run, or one
+/// metric), in first-seen order.
+pub fn runs(data: &Dataset) -> Vec<ImportedRun> {
+    use std::collections::HashMap;
+    type Key = (usize, Option<usize>, Option<usize>);
+    let mut seen: HashMap<(Key, usize), usize> = HashMap::new();
+    let mut at: HashMap<(Key, usize), usize> = HashMap::new();
+    let mut per_name = vec![0usize; data.names.len()];
+    let mut out: Vec<ImportedRun> = Vec::new();
+    for row in &data.rows {
+        let key = (row.name, row.layout, row.round);
+        let k = seen.entry((key, row.metric)).or_insert(0);
+        let occurrence = *k;
+        *k += 1;
+        let index = *at.entry((key, occurrence)).or_insert_with(|| {
+            let position = per_name.get(row.name).copied().unwrap_or(0);
+            if let Some(p) = per_name.get_mut(row.name) {
+                *p += 1;
+            }
+            out.push(ImportedRun {
+                name: row.name,
+                layout: row.layout,
+                record: RunRecord {
+                    side: row.name,
+                    round: row.round.unwrap_or(position),
+                    warmup: false,
+                    wall_s: 0.0,
+                    user_s: 0.0,
+                    sys_s: 0.0,
+                    max_rss_kib: 0,
+                    exit_code: 0,
+                    env_pad_bytes: None,
+                    values: Vec::new(),
+                    counters: Vec::new(),
+                },
+            });
+            out.len() - 1
+        });
+        let (metric, unit) = &data.metrics[row.metric];
+        let record = &mut out[index].record;
+        if metric == "wall" && *unit == Unit::Seconds {
+            record.wall_s = row.value;
+        }
+        if row.exit_code != 0 {
+            record.exit_code = row.exit_code;
+        }
+        record.values.push(MetricValue {
+            name: metric.clone(),
+            value: row.value,
+            unit: *unit,
+        });
     }
+    out
 }
 
 /// Check a margin (fraction) and alpha before analysing.
@@ -265,16 +300,12 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
                 data.names[candidate].name.as_str(),
             ];
             let metrics = analysis::analyse(&inputs, names, margin, alpha, hib, options.seed);
-            let mut counts = [0usize; 2];
-            let runs: Vec<RunRecord> = data
-                .rows
-                .iter()
+            let runs: Vec<RunRecord> = runs(data)
+                .into_iter()
                 .filter(|r| r.name == 0 || r.name == candidate)
-                .map(|r| {
-                    let side = usize::from(r.name != 0);
-                    counts[side] += 1;
-                    let round = r.round.unwrap_or(counts[side] - 1);
-                    record(side, round, &data.metrics[r.metric], r.value, r.exit_code)
+                .map(|r| RunRecord {
+                    side: usize::from(r.name != 0),
+                    ..r.record
                 })
                 .collect();
             let (interleaved, caution) = interleaving(data, candidate);
@@ -379,26 +410,17 @@ fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<LayoutRepor
         .collect();
     let seed_of = |l: usize| order.iter().position(|&o| o == l).map(|s| s as u64);
     let seeds: Vec<u64> = (0..order.len() as u64).collect();
-    let runs: Vec<LayoutRun> = data
-        .rows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
-            let seed = seed_of(r.layout?)?;
+    let runs: Vec<LayoutRun> = runs(data)
+        .into_iter()
+        .filter_map(|r| {
             Some(LayoutRun {
                 build: r.name,
-                seed,
-                record: record(
-                    r.name,
-                    r.round.unwrap_or(i),
-                    &data.metrics[r.metric],
-                    r.value,
-                    r.exit_code,
-                ),
+                seed: seed_of(r.layout?)?,
+                record: r.record,
             })
         })
         .collect();
-    let rounds = runs_per_cell(&runs, data.names.len(), seeds.len(), data.metrics.len());
+    let rounds = runs_per_cell(&runs, data.names.len(), seeds.len());
     let layout_options = LayoutOptions {
         builds: data
             .names
@@ -471,18 +493,14 @@ fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<LayoutRepor
 }
 
 /// The most runs of one (name, layout, metric) cell.
-fn runs_per_cell(runs: &[LayoutRun], builds: usize, seeds: usize, metrics: usize) -> usize {
+fn runs_per_cell(runs: &[LayoutRun], builds: usize, seeds: usize) -> usize {
     let mut counts = vec![0usize; builds * seeds.max(1)];
     for run in runs {
         if let Some(c) = counts.get_mut(run.build * seeds + run.seed as usize) {
             *c += 1;
         }
     }
-    counts
-        .into_iter()
-        .max()
-        .unwrap_or(0)
-        .div_ceil(metrics.max(1))
+    counts.into_iter().max().unwrap_or(0)
 }
 
 /// A layout report around `layout`'s analysis of `runs`, its across-layouts
@@ -557,5 +575,81 @@ pub fn layout_from_runs(
         runs,
         explain: None,
         analyze: Some(imported),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(csv: &str) -> Dataset {
+        input::csv("t.csv", csv).unwrap()
+    }
+
+    #[test]
+    fn rows_of_several_metrics_group_into_runs() {
+        // Two runs of A and one of B, one row per metric and run.
+        let d = data("name,metric,value\nA,ns,1\nA,ipc,2\nA,ns,3\nA,ipc,4\nB,ns,5\nB,ipc,6\n");
+        let runs = runs(&d);
+        assert_eq!(runs.len(), 3);
+        let values: Vec<Vec<f64>> = runs
+            .iter()
+            .map(|r| r.record.values.iter().map(|v| v.value).collect())
+            .collect();
+        assert_eq!(values, vec![vec![1.0, 2.0], vec![3.0, 4.0], vec![5.0, 6.0]]);
+        assert_eq!(
+            runs.iter().map(|r| r.record.round).collect::<Vec<_>>(),
+            vec![0, 1, 0]
+        );
+    }
+
+    #[test]
+    fn interleaving_is_read_from_rounds() {
+        let both = data("name,round,value\nA,0,1\nB,0,1\nA,1,1\nB,1,1\n");
+        assert_eq!(interleaving(&both, 1), (Some(true), None));
+        let blocks = data("name,round,value\nA,0,1\nA,1,1\nB,2,1\nB,3,1\n");
+        let (fact, caution) = interleaving(&blocks, 1);
+        assert_eq!(fact, Some(false));
+        assert_eq!(
+            caution.unwrap(),
+            "not interleaved: A ran in rounds 0–1 and B in rounds 2–3, so drift between the blocks is confounded with the effect"
+        );
+        let partly = data("name,round,value\nA,0,1\nB,0,1\nA,1,1\nB,2,1\n");
+        let caution = interleaving(&partly, 1).1.unwrap();
+        assert!(
+            caution.starts_with("partly interleaved: 1 of 3 rounds hold runs of both A and B"),
+            "{caution}"
+        );
+        let unknown = data("name,value\nA,1\nB,1\n");
+        assert_eq!(interleaving(&unknown, 1).0, None);
+    }
+
+    #[test]
+    fn the_default_layout_is_the_one_labelled_0_else_the_first_complete() {
+        let options = AnalyzeOptions {
+            higher_is_better: false,
+            margin: None,
+            alpha: None,
+            estimator: None,
+            seed: 1,
+            command_line: Vec::new(),
+        };
+        // Layout "x" lacks B: left out; "y" is first complete, no "0".
+        let d = data("name,layout,value\nA,x,1\nA,y,1\nB,y,1.1\nA,z,1\nB,z,1.1\n");
+        let report = layout_report(&d, &options).unwrap();
+        let labels = report.analyze.as_ref().unwrap().layouts.clone().unwrap();
+        assert_eq!(labels, vec!["y", "z"]);
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.contains("1 of 3 layouts left out")),
+            "{:?}",
+            report.notes
+        );
+        let d = data("name,layout,value\nA,y,1\nB,y,1.1\nA,0,1\nB,0,1.2\n");
+        let report = layout_report(&d, &options).unwrap();
+        assert_eq!(report.analyze.unwrap().layouts.unwrap(), vec!["0", "y"]);
+        assert!((report.matrix[1].default_value - 1.2).abs() < 1e-12);
     }
 }

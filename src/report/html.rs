@@ -232,7 +232,11 @@ fn metric_section(report: &CompareReport, m: &MetricReport) -> String {
             m.unit,
             &m.name,
         ),
-        "Values in the order the runs happened (A and B interleaved): look for drift and spikes.",
+        if report.analyze.is_some() {
+            "Values in the order of the file(s) they were read from: look for drift and spikes."
+        } else {
+            "Values in the order the runs happened (A and B interleaved): look for drift and spikes."
+        },
     ));
     out
 }
