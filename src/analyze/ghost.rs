@@ -15,9 +15,8 @@
 //!
 //! Options not given keep the report's own settings.
 
-use super::{
-    check, layout_from_runs, unknown_environment, AnalyzeOptions, DEFAULT_ALPHA, DEFAULT_MARGIN,
-};
+use super::layouts::layout_from_runs;
+use super::{check, unknown_environment, AnalyzeOptions, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis::{self, MetricInput};
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};

@@ -2,8 +2,9 @@
 //! elsewhere: a CSV of values, hyperfine's `--export-json`, or ghostbench's
 //! own `--json` re-analysed with other options.
 //!
-//! `input` reads the files (format from the content) into rows and `ghost`
-//! re-analyses a ghostbench report; this module turns rows into the same
+//! `input` reads the files (format from the content) into rows, `ghost`
+//! re-analyses a ghostbench report, `layouts` handles data with layouts;
+//! this module turns rows into the same
 //! report types `compare` and `layout` produce, so the same renderers and
 //! the same JSON schemas serve, with an `analyze` section saying where the
 //! runs came from.
@@ -16,17 +17,17 @@
 
 pub mod ghost;
 pub mod input;
+pub mod layouts;
 
 use crate::compare::analysis::{self, MetricInput};
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
-use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
+use crate::layout::LayoutReport;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::metric::{MetricValue, Unit};
 use crate::run::{Imported, RunRecord, Status};
 use crate::stats::hierarchical::Estimator;
 use crate::stats::sequential::evaluate;
-use crate::stats::verdict::Verdict;
 use anyhow::{bail, Result};
 use input::{Dataset, Loaded};
 use std::path::PathBuf;
@@ -92,7 +93,7 @@ pub fn analyze(files: &[PathBuf], options: &AnalyzeOptions) -> Result<Analysis> 
         );
     }
     if data.layouts.is_some() {
-        layout_report(&data, options).map(|r| Analysis::Layout(Box::new(r)))
+        layouts::layout_report(&data, options).map(|r| Analysis::Layout(Box::new(r)))
     } else {
         Ok(Analysis::Compare(compare_reports(&data, options)))
     }
@@ -375,209 +376,6 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
         .collect()
 }
 
-/// Rows with a `layout` column: `layout`'s analysis across layouts.
-///
-/// Layouts that lack a value of some name and metric are left out (with a
-/// note). The default layout is the one labelled `0` when it is complete,
-/// else the first complete layout in file order; it becomes seed 0.
-fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<LayoutReport> {
-    let files = data.files.join(", ");
-    let labels = data.layouts.clone().unwrap_or_default();
-    let complete = |l: usize| {
-        (0..data.names.len()).all(|n| {
-            (0..data.metrics.len()).all(|m| {
-                data.rows
-                    .iter()
-                    .any(|r| r.name == n && r.metric == m && r.layout == Some(l))
-            })
-        })
-    };
-    let kept: Vec<usize> = (0..labels.len()).filter(|&l| complete(l)).collect();
-    if kept.len() < 2 {
-        bail!(
-            "{files}: {} of {} layouts hold values of every name and metric; the analysis across layouts needs at least 2",
-            kept.len(),
-            labels.len()
-        );
-    }
-    let default = kept
-        .iter()
-        .copied()
-        .find(|&l| labels[l] == "0")
-        .unwrap_or(kept[0]);
-    let order: Vec<usize> = std::iter::once(default)
-        .chain(kept.iter().copied().filter(|&l| l != default))
-        .collect();
-    let seed_of = |l: usize| order.iter().position(|&o| o == l).map(|s| s as u64);
-    let seeds: Vec<u64> = (0..order.len() as u64).collect();
-    let runs: Vec<LayoutRun> = runs(data)
-        .into_iter()
-        .filter_map(|r| {
-            Some(LayoutRun {
-                build: r.name,
-                seed: seed_of(r.layout?)?,
-                record: r.record,
-            })
-        })
-        .collect();
-    let rounds = runs_per_cell(&runs, data.names.len(), seeds.len());
-    let layout_options = LayoutOptions {
-        builds: data
-            .names
-            .iter()
-            .map(|n| BuildSpec {
-                name: n.name.clone(),
-                template: n.text.clone(),
-            })
-            .collect(),
-        run_template: String::new(),
-        metrics: Vec::new(),
-        higher_is_better: options.higher_is_better,
-        layouts: seeds.len(),
-        max_layouts: None,
-        rounds,
-        warmup: 0,
-        estimator: options.estimator.unwrap_or(Estimator::Median),
-        margin: options.margin.unwrap_or(DEFAULT_MARGIN),
-        alpha: options.alpha.unwrap_or(DEFAULT_ALPHA),
-        seed: options.seed,
-        command_line: options.command_line.clone(),
-        ..LayoutOptions::default()
-    };
-    let (interleaved, caution) = (1..data.names.len())
-        .map(|c| interleaving(data, c))
-        .find(|(i, _)| *i != Some(true))
-        .unwrap_or((Some(true), None));
-    let mut notes: Vec<String> = caution.into_iter().collect();
-    notes.extend(data.notes.iter().cloned());
-    let dropped: Vec<&str> = (0..labels.len())
-        .filter(|l| !kept.contains(l))
-        .map(|l| labels[l].as_str())
-        .collect();
-    if !dropped.is_empty() {
-        notes.push(format!(
-            "{} of {} layouts left out because some name or metric has no value there: {}",
-            dropped.len(),
-            labels.len(),
-            dropped.join(", ")
-        ));
-    }
-    notes.push(format!(
-        "default layout: {:?} ({})",
-        labels[default],
-        if labels[default] == "0" {
-            "labelled 0"
-        } else {
-            "no complete layout labelled 0: the first in file order"
-        }
-    ));
-    let labels_by_seed = order.iter().map(|&l| labels[l].clone()).collect();
-    let imported = Imported {
-        files: data.files.clone(),
-        format: data.format.clone(),
-        interval: "fixed".into(),
-        interleaved,
-        layouts: Some(labels_by_seed),
-    };
-    Ok(layout_from_runs(
-        &layout_options,
-        &data.metrics,
-        seeds,
-        runs,
-        layout_options.alpha,
-        unknown_environment(&options.command_line),
-        Status::new(layout::State::Imported, None),
-        notes,
-        imported,
-    ))
-}
-
-/// The most runs of one (name, layout, metric) cell.
-fn runs_per_cell(runs: &[LayoutRun], builds: usize, seeds: usize) -> usize {
-    let mut counts = vec![0usize; builds * seeds.max(1)];
-    for run in runs {
-        if let Some(c) = counts.get_mut(run.build * seeds + run.seed as usize) {
-            *c += 1;
-        }
-    }
-    counts.into_iter().max().unwrap_or(0)
-}
-
-/// A layout report around `layout`'s analysis of `runs`, its across-layouts
-/// intervals at family-wise level `look_alpha`.
-#[allow(clippy::too_many_arguments)]
-pub fn layout_from_runs(
-    options: &LayoutOptions,
-    metric_names: &[(String, Unit)],
-    seeds: Vec<u64>,
-    runs: Vec<LayoutRun>,
-    look_alpha: f64,
-    environment: Environment,
-    status: layout::Status,
-    mut notes: Vec<String>,
-    imported: Imported,
-) -> LayoutReport {
-    let matrix = layout::analysis::analyze_at(options, metric_names, &seeds, &runs, look_alpha);
-    let comparisons = layout::analysis::comparisons(metric_names.len(), options.builds.len());
-    let confidence = 1.0 - look_alpha / comparisons as f64;
-    let undecided = matrix
-        .iter()
-        .filter_map(|row| row.comparison.as_ref())
-        .filter(|c| c.verdict == Verdict::Unknown)
-        .count();
-    if comparisons > 1 {
-        notes.push(format!(
-            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni)",
-            confidence * 100.0
-        ));
-    }
-    LayoutReport {
-        schema: "ghostbench.layout",
-        schema_version: layout::SCHEMA_VERSION,
-        builds: options.builds.clone(),
-        settings: layout::Settings {
-            run_template: options.run_template.clone(),
-            metrics: metric_names.iter().map(|m| m.0.clone()).collect(),
-            higher_is_better: options.higher_is_better,
-            layouts: seeds.len(),
-            max_layouts: options.max_layouts,
-            rounds: options.rounds,
-            warmup: options.warmup,
-            jobs: 0,
-            estimator: options.estimator,
-            margin: options.margin,
-            alpha: options.alpha,
-            confidence,
-            max_time_s: None,
-            shell: false,
-            seed: options.seed,
-            work_dir: String::new(),
-        },
-        sources: Vec::new(),
-        variants: Vec::new(),
-        used_seeds: seeds.clone(),
-        build_results: Vec::new(),
-        status,
-        environment,
-        matrix,
-        looks: vec![layout::Look {
-            layouts: seeds.len(),
-            confidence,
-            undecided,
-        }],
-        notes,
-        timing: layout::Timing {
-            build_s: 0.0,
-            run_s: 0.0,
-            explain_s: 0.0,
-            total_s: 0.0,
-        },
-        runs,
-        explain: None,
-        analyze: Some(imported),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,34 +420,5 @@ mod tests {
         );
         let unknown = data("name,value\nA,1\nB,1\n");
         assert_eq!(interleaving(&unknown, 1).0, None);
-    }
-
-    #[test]
-    fn the_default_layout_is_the_one_labelled_0_else_the_first_complete() {
-        let options = AnalyzeOptions {
-            higher_is_better: false,
-            margin: None,
-            alpha: None,
-            estimator: None,
-            seed: 1,
-            command_line: Vec::new(),
-        };
-        // Layout "x" lacks B: left out; "y" is first complete, no "0".
-        let d = data("name,layout,value\nA,x,1\nA,y,1\nB,y,1.1\nA,z,1\nB,z,1.1\n");
-        let report = layout_report(&d, &options).unwrap();
-        let labels = report.analyze.as_ref().unwrap().layouts.clone().unwrap();
-        assert_eq!(labels, vec!["y", "z"]);
-        assert!(
-            report
-                .notes
-                .iter()
-                .any(|n| n.contains("1 of 3 layouts left out")),
-            "{:?}",
-            report.notes
-        );
-        let d = data("name,layout,value\nA,y,1\nB,y,1.1\nA,0,1\nB,0,1.2\n");
-        let report = layout_report(&d, &options).unwrap();
-        assert_eq!(report.analyze.unwrap().layouts.unwrap(), vec!["0", "y"]);
-        assert!((report.matrix[1].default_value - 1.2).abs() < 1e-12);
     }
 }
