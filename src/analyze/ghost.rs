@@ -278,6 +278,11 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
         commands: commands.to_vec(),
         settings: options_out,
         status: field(doc, file, "status")?,
+        stopped_by: match doc.get("stopped_by").and_then(Value::as_str) {
+            Some("max_runs") => Some(compare::Limit::MaxRuns),
+            Some("max_time") => Some(compare::Limit::MaxTime),
+            _ => None,
+        },
         environment: environment(doc, file, options)?,
         spawn_overhead_s: spawn_overhead,
         spawn_correction_applied: corrected,

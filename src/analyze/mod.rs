@@ -351,6 +351,7 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
                     command_line: options.command_line.clone(),
                 },
                 status: Status::new(state, None),
+                stopped_by: None,
                 environment: unknown_environment(&options.command_line),
                 spawn_overhead_s: None,
                 spawn_correction_applied: false,
