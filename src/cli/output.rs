@@ -21,7 +21,7 @@ pub struct OutputArgs {
     /// Write a Markdown summary fit for a pull-request comment.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// Write one self-contained HTML page with SVG plots (compare, layout, probe).
+    /// Write one self-contained HTML page with SVG plots (compare, layout, probe, analyze).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Colour in the terminal report.
