@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{ghostbench, measured_runs, read_json, timing_lock, which};
+use common::{compile_c, fixture, ghostbench, measured_runs, read_json, timing_lock, which};
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
@@ -243,6 +243,110 @@ fn one_named_group_regex_yields_one_metric_per_name() {
         metric(&report, "virtual")["a"]["median"].as_f64().unwrap(),
         1.5
     );
+}
+
+/// A compiled program that prints lz4-style `\r` progress on stderr and nothing
+/// on stdout: the regex falls back to stderr, takes the last (final) figure by
+/// default, makes one metric per named group, and the report notes once per
+/// metric that the choice of match mattered.
+#[test]
+fn regex_metrics_read_the_final_figure_of_progress_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = compile_c(&fixture("compare", "progress.c"), dir.path(), "progress") else {
+        return;
+    };
+    let _timing = timing_lock();
+    let exe = exe.display();
+    let pattern = r"(?P<compress>[0-9.]+) MB/s, (?P<decompress>[0-9.]+) MB/s";
+    let run = |metric: &str, json: &std::path::Path| {
+        ghostbench()
+            .args([
+                "compare",
+                &format!("{exe} 100"),
+                &format!("{exe} 200"),
+                "--metric",
+                metric,
+                "--higher-is-better",
+                "--max-runs",
+                "6",
+                "--json",
+            ])
+            .arg(json)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let json = dir.path().join("last.json");
+    let stdout = String::from_utf8_lossy(&run(&format!("regex:{pattern}"), &json)).to_string();
+    let report = read_json(&json);
+    for (name, a, b) in [("compress", 100.0, 200.0), ("decompress", 400.0, 800.0)] {
+        let m = metric(&report, name);
+        assert_eq!(m["a"]["median"].as_f64().unwrap(), a, "{name}: {m}");
+        assert_eq!(m["b"]["median"].as_f64().unwrap(), b, "{name}: {m}");
+        assert_eq!(m["verdict"], "FASTER", "{name}");
+    }
+    let runs = measured_runs(&report);
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.contains("matched several different values"))
+        .collect();
+    assert_eq!(
+        notes.len(),
+        2,
+        "one note per metric, not per run: {notes:?}"
+    );
+    assert!(
+        notes[0].starts_with(&format!(
+            "metric compress: {runs} of {runs} runs matched several different values (up to 6); \
+             the last was taken (the default"
+        )),
+        "{notes:?}"
+    );
+    assert!(
+        notes[0].ends_with("first 10, last 100, median 35"),
+        "{notes:?}"
+    );
+    assert!(stdout.contains("note: metric decompress: "), "{stdout}");
+
+    // The median of the six matches, read from stderr as asked.
+    let json = dir.path().join("median.json");
+    run(&format!("regex@median,stderr:{pattern}"), &json);
+    let report = read_json(&json);
+    assert_eq!(
+        metric(&report, "compress")["a"]["median"].as_f64().unwrap(),
+        35.0
+    );
+    assert!(report["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("the median was taken, as asked"));
+    assert_eq!(
+        report["settings"]["metrics"][0],
+        format!("regex@median,stderr:{pattern}")
+    );
+
+    // Asked to read stdout only, where the program prints nothing: a one-line cause, exit 3.
+    let out = ghostbench()
+        .args([
+            "compare",
+            &format!("{exe} 100"),
+            &format!("{exe} 200"),
+            "--metric",
+            &format!("regex@stdout:{pattern}"),
+            "--quiet",
+        ])
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("matched nothing in stdout"), "{out}");
 }
 
 #[test]

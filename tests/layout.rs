@@ -39,6 +39,68 @@ fn have_cc() -> bool {
     true
 }
 
+/// The note that a `regex:` metric matched several values reaches the layout
+/// report too (terminal and JSON), once per metric.
+#[test]
+fn layout_notes_which_match_a_regex_metric_took() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("compare", "progress.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    let output = ghostbench(dir.path())
+        .args([
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O1 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--run",
+            "{out} 100",
+            "--metric",
+            r"regex:(?P<compress>[0-9.]+) MB/s, (?P<decompress>[0-9.]+) MB/s",
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8_lossy(&output);
+    let report = read_json(&json);
+    let runs = measured_runs(&report);
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.contains("matched several"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!(
+            "metric compress: {runs} of {runs} runs matched several different values"
+        )),
+        "{notes:?}"
+    );
+    assert!(stdout.contains("metric decompress: "), "{stdout}");
+    // The final figure (100), not a progress update, is every run's value.
+    for run in report["runs"].as_array().unwrap() {
+        assert_eq!(run["values"][0]["value"], 100.0, "{run}");
+    }
+    assert!(comparison(&report, "B", "decompress").is_object());
+}
+
 #[test]
 fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     if !have_cc() {

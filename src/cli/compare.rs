@@ -23,7 +23,7 @@ pub struct CompareArgs {
     /// Run the commands through `sh -c` (pipes, globs, variables).
     #[arg(long)]
     pub shell: bool,
-    /// What to measure: wall, user, sys, rss, regex:PATTERN, json:POINTER, gbench (repeatable).
+    /// What to measure: wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (options: first, last, median, stdout, stderr), json:POINTER, gbench (repeatable).
     #[arg(
         short = 'm',
         long = "metric",

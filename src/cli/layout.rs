@@ -27,7 +27,7 @@ pub struct LayoutArgs {
     /// How to run a build (placeholders {out} {dir}).
     #[arg(long = "run", value_name = "TEMPLATE", default_value = "{out}")]
     pub run: String,
-    /// What to measure: wall, user, sys, rss, regex:PATTERN, json:POINTER, gbench (repeatable).
+    /// What to measure: wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (options: first, last, median, stdout, stderr), json:POINTER, gbench (repeatable).
     #[arg(
         short = 'm',
         long = "metric",

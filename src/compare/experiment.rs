@@ -80,6 +80,7 @@ pub fn run(
         Some(failure) => failed(failure),
         None => state.execute(&mut runner, &commands, &mut rng, started, on_progress),
     };
+    notes.extend(runner.match_notes());
     if let Some(cleanup) = &cleanup {
         if spawn::interrupted() {
             notes.push("--cleanup skipped: interrupted by Ctrl-C".to_string());

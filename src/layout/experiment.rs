@@ -243,6 +243,7 @@ pub fn run(
         }
     }
     report.settings.layouts = report.variants.len();
+    report.notes.extend(runner.match_notes());
     if reused > 0 {
         report.notes.push(format!(
             "{reused} of {} builds reused from identical inputs (cache in {})",

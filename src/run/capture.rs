@@ -33,7 +33,7 @@ pub struct Collected {
     /// The part of stdout asked for.
     pub stdout: Vec<u8>,
     pub stdout_truncated: bool,
-    /// The last [`STDERR_TAIL`] bytes of stderr.
+    /// The tail of stderr: [`STDERR_TAIL`] bytes unless [`Capture::keep_stderr`] said more.
     pub stderr_tail: Vec<u8>,
 }
 
@@ -44,6 +44,8 @@ pub struct Capture {
     rewind_stdin: bool,
     stdout: File,
     stderr: File,
+    /// Bytes of stderr's tail kept per run.
+    stderr_keep: usize,
 }
 
 impl Capture {
@@ -56,7 +58,14 @@ impl Capture {
             rewind_stdin: input.is_some(),
             stdout: output_file(c"ghostbench-stdout")?,
             stderr: output_file(c"ghostbench-stderr")?,
+            stderr_keep: STDERR_TAIL,
         })
+    }
+
+    /// Keep up to `bytes` of stderr's tail per run instead of [`STDERR_TAIL`]
+    /// (metrics that read stderr need more than error messages do).
+    pub fn keep_stderr(&mut self, bytes: usize) {
+        self.stderr_keep = bytes;
     }
 
     /// Before a run: put a `--input` file back at its start (the previous run
@@ -83,7 +92,7 @@ impl Capture {
     /// stderr) and empty both files for the next run.
     pub fn collect(&mut self, stdout: Keep) -> Result<Collected> {
         let (stdout, written) = take(&mut self.stdout, stdout)?;
-        let (stderr_tail, _) = take(&mut self.stderr, Keep::Tail(STDERR_TAIL))?;
+        let (stderr_tail, _) = take(&mut self.stderr, Keep::Tail(self.stderr_keep))?;
         Ok(Collected {
             stdout_truncated: written > stdout.len() as u64,
             stdout,

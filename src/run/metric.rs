@@ -1,13 +1,13 @@
 //! Metrics: what number a run yields, and how to read it from the run.
 //!
-//! `wall|user|sys|rss` come from the runner itself; `regex:`, `json:` and `gbench`
-//! read the command's stdout (then stderr, for regexes). One run may yield several
-//! metrics: a regex with named groups `name` and `value`, or one per benchmark in
-//! Google Benchmark JSON.
+//! `wall|user|sys|rss` come from the runner itself; `json:` and `gbench` read the
+//! command's stdout; `regex:` reads stdout, then stderr, or the one it names
+//! (see [`super::regex_metric`]). One run may yield several metrics: a regex with
+//! several named groups, or one per benchmark in Google Benchmark JSON.
 
+use super::regex_metric::{RegexMetric, SeveralMatches};
 use super::spawn::Outcome;
 use anyhow::{anyhow, bail, Context, Result};
-use regex::Regex;
 use serde::Serialize;
 
 /// One `--metric` argument.
@@ -17,7 +17,7 @@ pub enum MetricSpec {
     User,
     Sys,
     Rss,
-    Regex(Regex),
+    Regex(RegexMetric),
     Json(String),
     Gbench,
 }
@@ -30,6 +30,14 @@ pub enum Unit {
     Kibibytes,
     Nanoseconds,
     None,
+}
+
+/// What one run yields for one metric spec.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extraction {
+    pub values: Vec<MetricValue>,
+    /// `regex:` metrics that matched several disagreeing values in this run.
+    pub several: Vec<SeveralMatches>,
 }
 
 /// One value a run produced.
@@ -49,21 +57,18 @@ impl MetricSpec {
             "rss" => MetricSpec::Rss,
             "gbench" => MetricSpec::Gbench,
             _ => {
-                if let Some(pattern) = text.strip_prefix("regex:") {
-                    let regex = Regex::new(pattern)
-                        .with_context(|| format!("invalid metric regex {pattern:?}"))?;
-                    let named = regex.capture_names().flatten().any(|n| n == "value");
-                    if !named && regex.captures_len() != 2 {
-                        bail!("metric regex {pattern:?} needs exactly one capture group, or named groups `name` and `value`");
-                    }
-                    MetricSpec::Regex(regex)
+                if let Some(rest) = text
+                    .strip_prefix("regex")
+                    .filter(|r| r.starts_with([':', '@']))
+                {
+                    MetricSpec::Regex(RegexMetric::parse(rest)?)
                 } else if let Some(pointer) = text.strip_prefix("json:") {
                     if !(pointer.is_empty() || pointer.starts_with('/')) {
                         bail!("json metric needs a JSON pointer such as json:/results/0/time, got {pointer:?}");
                     }
                     MetricSpec::Json(pointer.to_string())
                 } else {
-                    bail!("unknown metric {text:?}: expected wall, user, sys, rss, regex:PATTERN, json:POINTER or gbench")
+                    bail!("unknown metric {text:?}: expected wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN, json:POINTER or gbench")
                 }
             }
         })
@@ -76,7 +81,7 @@ impl MetricSpec {
             MetricSpec::User => "user".into(),
             MetricSpec::Sys => "sys".into(),
             MetricSpec::Rss => "rss".into(),
-            MetricSpec::Regex(regex) => format!("regex:{}", regex.as_str()),
+            MetricSpec::Regex(regex) => regex.label(),
             MetricSpec::Json(pointer) => format!("json:{pointer}"),
             MetricSpec::Gbench => "gbench".into(),
         }
@@ -90,10 +95,21 @@ impl MetricSpec {
         )
     }
 
+    /// Whether extracting this metric may read the command's stderr.
+    pub fn reads_stderr(&self) -> bool {
+        matches!(self, MetricSpec::Regex(r) if r.reads_stderr())
+    }
+
     /// The value(s) this metric takes in one run.
-    pub fn extract(&self, outcome: &Outcome) -> Result<Vec<MetricValue>> {
+    pub fn extract(&self, outcome: &Outcome) -> Result<Extraction> {
+        let values = |values: Vec<MetricValue>| {
+            Ok(Extraction {
+                values,
+                several: Vec::new(),
+            })
+        };
         let one = |name: &str, value: f64, unit| {
-            Ok(vec![MetricValue {
+            values(vec![MetricValue {
                 name: name.to_string(),
                 value,
                 unit,
@@ -105,20 +121,19 @@ impl MetricSpec {
             MetricSpec::Sys => one("sys", outcome.sys.as_secs_f64(), Unit::Seconds),
             MetricSpec::Rss => one("rss", outcome.max_rss_kib as f64, Unit::Kibibytes),
             MetricSpec::Regex(regex) => {
-                let stdout = String::from_utf8_lossy(&outcome.stdout);
-                let found = extract_regex(regex, &stdout)?;
-                if !found.is_empty() {
-                    return Ok(found);
-                }
-                let stderr = String::from_utf8_lossy(&outcome.stderr_tail);
-                let found = extract_regex(regex, &stderr)?;
-                if found.is_empty() {
-                    bail!(
-                        "metric regex {:?} matched nothing in the output",
-                        regex.as_str()
-                    );
-                }
-                Ok(found)
+                let found = regex.extract(&outcome.stdout, &outcome.stderr_tail)?;
+                Ok(Extraction {
+                    values: found
+                        .values
+                        .into_iter()
+                        .map(|(name, value)| MetricValue {
+                            name,
+                            value,
+                            unit: Unit::None,
+                        })
+                        .collect(),
+                    several: found.several,
+                })
             }
             MetricSpec::Json(pointer) => {
                 let json = parse_json(&outcome.stdout)?;
@@ -129,47 +144,9 @@ impl MetricSpec {
                     .ok_or_else(|| anyhow!("JSON pointer {pointer:?} is not a number: {value}"))?;
                 one(&format!("json:{pointer}"), number, Unit::None)
             }
-            MetricSpec::Gbench => extract_gbench(&parse_json(&outcome.stdout)?),
+            MetricSpec::Gbench => values(extract_gbench(&parse_json(&outcome.stdout)?)?),
         }
     }
-}
-
-fn extract_regex(regex: &Regex, text: &str) -> Result<Vec<MetricValue>> {
-    let named = regex.capture_names().flatten().any(|n| n == "value");
-    let mut values = Vec::new();
-    for captures in regex.captures_iter(text) {
-        let (name, raw) = if named {
-            let name = captures
-                .name("name")
-                .map(|m| m.as_str().to_string())
-                .unwrap_or_else(|| "value".into());
-            (
-                name,
-                captures.name("value").map(|m| m.as_str()).unwrap_or(""),
-            )
-        } else {
-            (
-                format!("regex:{}", regex.as_str()),
-                captures.get(1).map(|m| m.as_str()).unwrap_or(""),
-            )
-        };
-        let value: f64 = raw
-            .trim()
-            .parse()
-            .with_context(|| format!("metric regex captured {raw:?}, which is not a number"))?;
-        if values.iter().any(|v: &MetricValue| v.name == name) {
-            continue; // the first occurrence of a name wins
-        }
-        values.push(MetricValue {
-            name,
-            value,
-            unit: Unit::None,
-        });
-        if !named {
-            break;
-        }
-    }
-    Ok(values)
 }
 
 fn parse_json(stdout: &[u8]) -> Result<serde_json::Value> {
@@ -250,22 +227,45 @@ mod tests {
         }
     }
 
-    #[test]
-    fn named_groups_yield_one_metric_per_name() {
-        let spec = MetricSpec::parse(r"regex:(?m)^(?P<name>\w+) (?P<value>[0-9.]+)$").unwrap();
-        let values = spec
-            .extract(&outcome("virtual 1.5\nfnptr 2.5\n", ""))
-            .unwrap();
-        let pairs: Vec<(&str, f64)> = values.iter().map(|v| (v.name.as_str(), v.value)).collect();
-        assert_eq!(pairs, vec![("virtual", 1.5), ("fnptr", 2.5)]);
+    fn values(spec: &MetricSpec, o: &Outcome) -> Vec<(String, f64)> {
+        let e = spec.extract(o).unwrap();
+        e.values.into_iter().map(|v| (v.name, v.value)).collect()
     }
 
     #[test]
-    fn single_group_regex_falls_back_to_stderr() {
-        let spec = MetricSpec::parse(r"regex:took ([0-9.]+) ms").unwrap();
-        let values = spec.extract(&outcome("nothing", "took 4.25 ms")).unwrap();
-        assert_eq!(values[0].value, 4.25);
-        assert!(spec.extract(&outcome("nothing", "")).is_err());
+    fn regex_specs_parse_with_and_without_options() {
+        let spec = MetricSpec::parse(r"regex@first,stderr:took ([0-9.]+) ms").unwrap();
+        assert_eq!(spec.label(), r"regex@first,stderr:took ([0-9.]+) ms");
+        assert!(spec.reads_output() && spec.reads_stderr());
+        let o = outcome("took 1 ms", "took 2 ms\ntook 3 ms");
+        assert_eq!(values(&spec, &o), vec![(spec.label(), 2.0)]);
+        let plain = MetricSpec::parse(r"regex:took ([0-9.]+) ms").unwrap();
+        assert_eq!(values(&plain, &o), vec![(plain.label(), 1.0)]);
+        assert!(!MetricSpec::parse(r"regex@stdout:(\d)")
+            .unwrap()
+            .reads_stderr());
+        assert!(!MetricSpec::Wall.reads_stderr());
+    }
+
+    #[test]
+    fn several_matches_are_reported_with_the_values() {
+        let spec = MetricSpec::parse(r"regex:(?m)^(?P<name>\w+) (?P<value>[0-9.]+)$").unwrap();
+        let e = spec
+            .extract(&outcome("virtual 1.5\nfnptr 2.5\nvirtual 1.0\n", ""))
+            .unwrap();
+        let pairs: Vec<(&str, f64)> = e
+            .values
+            .iter()
+            .map(|v| (v.name.as_str(), v.value))
+            .collect();
+        assert_eq!(pairs, vec![("virtual", 1.0), ("fnptr", 2.5)]);
+        assert_eq!(e.several.len(), 1);
+        assert_eq!(e.several[0].name, "virtual");
+        assert!(MetricSpec::Wall
+            .extract(&outcome("", ""))
+            .unwrap()
+            .several
+            .is_empty());
     }
 
     #[test]
@@ -274,31 +274,31 @@ mod tests {
         assert!(MetricSpec::parse("regex:(").is_err());
         assert!(MetricSpec::parse("json:nope").is_err());
         assert!(MetricSpec::parse("cycles").is_err());
+        assert!(MetricSpec::parse("regexp:(a)").is_err());
     }
 
     #[test]
     fn builtin_metrics_read_the_outcome() {
         let o = outcome("", "");
-        assert_eq!(MetricSpec::Wall.extract(&o).unwrap()[0].value, 0.012);
-        assert_eq!(MetricSpec::Rss.extract(&o).unwrap()[0].value, 2048.0);
+        assert_eq!(values(&MetricSpec::Wall, &o), vec![("wall".into(), 0.012)]);
+        assert_eq!(values(&MetricSpec::Rss, &o), vec![("rss".into(), 2048.0)]);
     }
 
     #[test]
     fn json_pointer_and_gbench() {
         let spec = MetricSpec::parse("json:/result/time").unwrap();
         assert_eq!(
-            spec.extract(&outcome(r#"{"result":{"time":"3.5"}}"#, ""))
-                .unwrap()[0]
-                .value,
-            3.5
+            values(&spec, &outcome(r#"{"result":{"time":"3.5"}}"#, "")),
+            vec![("json:/result/time".into(), 3.5)]
         );
         assert!(spec.extract(&outcome("not json", "")).is_err());
         let gbench = r#"{"benchmarks":[
             {"name":"BM_a","run_type":"iteration","real_time":2.0,"time_unit":"us"},
             {"name":"BM_a_mean","run_type":"aggregate","real_time":9.0,"time_unit":"ns"},
             {"name":"BM_b","run_type":"iteration","real_time":7.0,"time_unit":"ns"}]}"#;
-        let values = MetricSpec::Gbench.extract(&outcome(gbench, "")).unwrap();
-        let pairs: Vec<(&str, f64)> = values.iter().map(|v| (v.name.as_str(), v.value)).collect();
-        assert_eq!(pairs, vec![("BM_a", 2000.0), ("BM_b", 7.0)]);
+        assert_eq!(
+            values(&MetricSpec::Gbench, &outcome(gbench, "")),
+            vec![("BM_a".into(), 2000.0), ("BM_b".into(), 7.0)]
+        );
     }
 }

@@ -10,6 +10,7 @@ pub mod command;
 pub mod counters;
 pub mod environment;
 pub mod metric;
+pub mod regex_metric;
 pub mod spawn;
 
 use anyhow::{Context, Result};
@@ -19,6 +20,7 @@ use counters::{ChildCounters, CounterKind};
 use metric::{MetricSpec, MetricValue};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use regex_metric::MatchTally;
 use serde::{Deserialize, Serialize};
 use spawn::{Exit, Outcome, SpawnRequest};
 use std::path::PathBuf;
@@ -28,6 +30,9 @@ use std::time::Duration;
 pub const JITTER_VARIABLE: &str = "GHOSTBENCH_ENV_PAD";
 /// Jitter lengths are drawn from 0..JITTER_MAX_BYTES.
 pub const JITTER_MAX_BYTES: usize = 4096;
+/// Bytes of output kept for metrics that read it: the head of stdout, and the
+/// tail of stderr when a `regex:` metric may read it.
+pub const METRIC_OUTPUT_BYTES: usize = 64 << 20;
 
 /// Per-run settings shared by every command of an experiment.
 #[derive(Debug, Clone)]
@@ -152,18 +157,36 @@ pub struct Runner {
     prepare: Option<Prepared>,
     rng: ChaCha8Rng,
     capture: Capture,
+    /// `regex:` metrics whose choice of match mattered, across all runs.
+    tallies: Vec<MatchTally>,
+    /// Measured runs whose metrics were extracted (warm-ups are not counted).
+    extracted: usize,
 }
 
 impl Runner {
     pub fn new(options: RunnerOptions, rng: ChaCha8Rng) -> Result<Runner> {
         let prepare = options.prepare.as_ref().map(Prepared::new).transpose()?;
-        let capture = Capture::new(options.input.as_deref())?;
+        let mut capture = Capture::new(options.input.as_deref())?;
+        if options.metrics.iter().any(MetricSpec::reads_stderr) {
+            capture.keep_stderr(METRIC_OUTPUT_BYTES);
+        }
         Ok(Runner {
             options,
             prepare,
             rng,
             capture,
+            tallies: Vec::new(),
+            extracted: 0,
         })
+    }
+
+    /// One note per `regex:` metric that matched several disagreeing values in
+    /// some measured run: which match was taken, and in how many runs it mattered.
+    pub fn match_notes(&self) -> Vec<String> {
+        self.tallies
+            .iter()
+            .map(|t| t.note(self.extracted))
+            .collect()
     }
 
     pub fn options(&self) -> &RunnerOptions {
@@ -210,8 +233,12 @@ impl Runner {
                 tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
                 failure(&command.spec.name, format!("{e:#}"), &tail)
             })?;
-            values.extend(extracted);
+            if let (MetricSpec::Regex(regex), false) = (spec, warmup) {
+                MatchTally::record(&mut self.tallies, regex, &extracted.several);
+            }
+            values.extend(extracted.values);
         }
+        self.extracted += usize::from(!warmup);
         let counters = attached
             .map(|c| {
                 c.read()
@@ -290,7 +317,7 @@ fn spawn_with(
             pin: options.pin,
             timeout: options.timeout,
             stdout: if needs_output {
-                Keep::Head(64 << 20)
+                Keep::Head(METRIC_OUTPUT_BYTES)
             } else {
                 Keep::Tail(64 << 10)
             },

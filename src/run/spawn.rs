@@ -103,7 +103,7 @@ pub struct Outcome {
     pub exit: Exit,
     pub stdout: Vec<u8>,
     pub stdout_truncated: bool,
-    /// The last [`super::capture::STDERR_TAIL`] bytes of stderr.
+    /// The tail of stderr ([`super::capture::STDERR_TAIL`] bytes, or more when a metric reads it).
     pub stderr_tail: Vec<u8>,
 }
 
@@ -643,7 +643,11 @@ fn decode_status(status: i32) -> Exit {
 /// The last `count` non-empty lines of some output, for error messages.
 pub fn last_lines(bytes: &[u8], count: usize) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    // `\r` ends a line too: progress rewritten in place shows as its updates.
+    let lines: Vec<&str> = text
+        .split(['\n', '\r'])
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     lines[lines.len().saturating_sub(count)..]
         .iter()
         .map(|l| l.chars().take(300).collect())
