@@ -492,3 +492,36 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
     };
     super::probe::execute(&options, &output)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cold_path_moves_the_loop_across_a_line_or_says_it_cannot() {
+        // A 23-byte loop crosses a 64-byte line only from offsets 42-63.
+        assert!(!crosses(32, 23, 64) && crosses(48, 23, 64) && !crosses(41, 23, 64));
+        // At 32: 16 bytes take it to 48, where it crosses (g++-11 here).
+        let c = cold_path_for(Some((32, 23)));
+        assert_eq!((c.bytes, c.flips), (16, true));
+        // At 48 it crosses; 16 bytes take it to 0, where it does not (g++-12).
+        let c = cold_path_for(Some((48, 23)));
+        assert_eq!((c.bytes, c.flips), (16, true));
+        // At 0: 16 → 16 and 32 → 32 keep it inside; 48 → 48 crosses.
+        let c = cold_path_for(Some((0, 23)));
+        assert_eq!((c.bytes, c.flips), (48, true));
+        // A 16-byte loop at a 16-aligned offset never crosses: no move helps.
+        let c = cold_path_for(Some((16, 16)));
+        assert_eq!((c.bytes, c.flips), (32, false));
+        // A 60-byte loop at 8 crosses at every 16-byte step too.
+        assert!(!cold_path_for(Some((8, 60))).flips);
+        assert_eq!(
+            cold_path_for(None),
+            ColdPath {
+                bytes: 32,
+                found: None,
+                flips: false
+            }
+        );
+    }
+}
