@@ -5,12 +5,18 @@
 //!
 //! Step 1, `layout`: an embedded C++ dispatch benchmark (virtual, function
 //! pointer, std::variant, CRTP) is built with every C++ compiler on the
-//! machine (or with -O2 and -O3 when there is only one) under 8 layouts, and
-//! the matrix says which differences are real and which are layout.
+//! machine (up to `--max-compilers`) under `--layouts auto`, and the matrix
+//! says which differences are real and which are layout. With one compiler it
+//! is built three ways: as is, with a real change to the virtual mechanism
+//! (`-DFINAL_DISPATCH`), and with cold code that only moves the hot code
+//! (`-DCOLD_PATH=N`, N chosen from where the baseline's virtual loop sits, so
+//! that the move changes whether it crosses a cache line).
 //!
 //! Last step, `probe --quick`: what misalignment costs on the machine at hand.
 
+use super::layout::LayoutsArg;
 use super::output::OutputArgs;
+use crate::code::placement::Geometry;
 use crate::layout::variants::Source;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
 use crate::run::command::resolve_program;
@@ -26,7 +32,7 @@ use std::time::Duration;
 pub const DISPATCH_CPP: &str = include_str!("../../assets/dispatch.cpp");
 /// A C program with packed, atomic and false-sharing structs, for the `structs` step.
 pub const HAZARDS_C: &str = include_str!("../../assets/hazards.c");
-/// Calls per mechanism and run: about 10–30 ms each on a 2020s x86 core.
+/// Calls per mechanism and run: about 2–10 ms each on a 2020s x86 core.
 const CALLS: &str = "5000000";
 /// The metric: one value per mechanism, in ns/call.
 pub const DISPATCH_METRIC: &str = r"regex:(?m)^(?P<name>\w+) (?P<value>[0-9.]+) ns/call$";
@@ -49,13 +55,20 @@ const COMPILERS: &[&str] = &[
 
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Layout variants per build (the default layout included).
-    #[arg(long, default_value_t = 8)]
-    pub layouts: usize,
+    /// Layout variants per build, the default layout included: a count, or
+    /// `auto` (8, then doubling until every comparison is decided or
+    /// --max-layouts is reached).
+    #[arg(long, default_value = "auto", value_parser = super::layout::parse_layouts)]
+    pub layouts: LayoutsArg,
+    /// With `--layouts auto`: the most variants to measure.
+    #[arg(long, default_value_t = 32)]
+    pub max_layouts: usize,
     /// Measured runs per (build, layout).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
-    /// Use at most this many compilers (the oldest first).
+    /// Use at most this many compilers (the oldest first). With one (the
+    /// default g++ or clang++), the benchmark is built three ways with it: as
+    /// is, with a real change, and with a placement ghost.
     #[arg(long, default_value_t = 3)]
     pub max_compilers: usize,
     /// Parallel builds (default: the number of CPUs).
@@ -74,6 +87,9 @@ type Step = fn(&DemoArgs) -> Result<i32>;
 const STEPS: &[Step] = &[layout_step, structs_step, probe_step];
 
 pub fn run(args: DemoArgs) -> Result<i32> {
+    if args.max_compilers < 1 {
+        bail!("--max-compilers must be at least 1");
+    }
     let mut worst = super::exit::OK;
     for step in STEPS {
         let code = step(&args)?;
@@ -99,6 +115,105 @@ pub fn find_compilers() -> Vec<(String, PathBuf)> {
     found
 }
 
+/// The one compiler of the one-compiler story: the system's default `g++` or
+/// `clang++` when there is one, else the oldest found.
+fn default_compiler(found: &[(String, PathBuf)]) -> String {
+    ["g++", "clang++"]
+        .into_iter()
+        .find(|name| resolve_program(name, std::env::var_os("PATH")).is_ok())
+        .map_or_else(|| found[0].0.clone(), str::to_string)
+}
+
+/// The build command of the dispatch benchmark.
+fn template(compiler: &str, defines: &str, src: &str) -> String {
+    let defines = if defines.is_empty() {
+        String::new()
+    } else {
+        format!("{defines} ")
+    };
+    format!("{compiler} -O2 -std=c++17 {defines}{{cflags}} {{ldflags}} {src} -o {{out}}")
+}
+
+/// Where the baseline's virtual loop sits, and the cold-path size that moves
+/// it across a cache line (or does not), from the baseline's own binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColdPath {
+    /// Bytes of cold code: 16, 32 or 48.
+    pub bytes: u64,
+    /// The loop's start offset in its 64-byte line and its size, when found.
+    pub found: Option<(u64, u64)>,
+    /// Whether the move changes whether the loop crosses a line.
+    pub flips: bool,
+}
+
+/// Whether a loop of `len` bytes starting at line offset `offset` crosses a
+/// `line`-byte boundary.
+fn crosses(offset: u64, len: u64, line: u64) -> bool {
+    offset % line + len > line
+}
+
+/// The smallest move by 16, 32 or 48 bytes that changes whether the loop
+/// (at `offset`, `len` bytes) crosses a 64-byte line; 32 when none does.
+pub fn cold_path_for(found: Option<(u64, u64)>) -> ColdPath {
+    let Some((offset, len)) = found else {
+        return ColdPath {
+            bytes: 32,
+            found,
+            flips: false,
+        };
+    };
+    let before = crosses(offset, len, 64);
+    match [16, 32, 48]
+        .into_iter()
+        .find(|n| crosses(offset + n, len, 64) != before)
+    {
+        Some(bytes) => ColdPath {
+            bytes,
+            found,
+            flips: true,
+        },
+        None => ColdPath {
+            bytes: 32,
+            found,
+            flips: false,
+        },
+    }
+}
+
+/// Build the baseline once at the default layout and find its virtual loop.
+fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> {
+    let out = dir.join("dispatch-baseline");
+    let text = command
+        .replace("{cflags} ", "")
+        .replace("{ldflags} ", "")
+        .replace("{out}", &shlex::try_quote(&out.to_string_lossy())?);
+    let words = crate::run::command::split_words(&text)?;
+    let Some((program, rest)) = words.split_first() else {
+        bail!("empty build command");
+    };
+    let built = std::process::Command::new(program)
+        .args(rest)
+        .output()
+        .with_context(|| format!("cannot run {program}"))?;
+    if !built.status.success() {
+        bail!(
+            "{program} could not build the benchmark: {}",
+            String::from_utf8_lossy(&built.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+    }
+    let filter = regex::Regex::new(r"^loop_virtual\(")?;
+    let analysis = crate::code::analyze(&out, Geometry::default(), Some(&filter), false)?;
+    Ok(analysis
+        .functions
+        .iter()
+        .flat_map(|f| f.loops.iter())
+        .next()
+        .map(|l| (l.line_offset, l.body_bytes)))
+}
+
 fn layout_step(args: &DemoArgs) -> Result<i32> {
     let compilers = find_compilers();
     if compilers.is_empty() {
@@ -113,44 +228,93 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
     }
     let source = std::fs::canonicalize(&source)?;
     let src = shlex::try_quote(&source.to_string_lossy())?.into_owned();
-    let template = |compiler: &str, opt: &str| {
-        format!("{compiler} {opt} -std=c++17 {{cflags}} {{ldflags}} {src} -o {{out}}")
-    };
-    let builds: Vec<BuildSpec> = if compilers.len() == 1 {
-        let c = &compilers[0].0;
-        vec![
-            BuildSpec {
-                name: format!("{c}-O2"),
-                template: template(c, "-O2"),
-            },
-            BuildSpec {
-                name: format!("{c}-O3"),
-                template: template(c, "-O3"),
-            },
-        ]
-    } else {
-        compilers
-            .iter()
-            .take(args.max_compilers.max(2))
-            .map(|(c, _)| BuildSpec {
-                name: c.clone(),
-                template: template(c, "-O2"),
-            })
-            .collect()
-    };
-    println!("ghostbench demo, step 1: is a compiler's dispatch speedup real, or a layout ghost?");
+    println!("ghostbench demo, step 1: is a speedup real, or a layout ghost?");
     println!(
         "An embedded C++ benchmark times four ways to call a tiny strategy chosen at run time"
     );
     println!("(virtual, function pointer, std::variant + std::visit, CRTP), in ns/call.");
-    println!(
-        "It is built with {} under {} layouts each (alignment, code shift, section shuffle),",
-        builds
+    let builds: Vec<BuildSpec> = if compilers.len() == 1 || args.max_compilers == 1 {
+        let c = &default_compiler(&compilers);
+        let base = template(c, "", &src);
+        let cold = cold_path_for(locate_virtual_loop(&base, dir)?);
+        println!("It is built three ways with {c} -O2:");
+        println!("  {c}: as is;");
+        println!(
+            "  final: -DFINAL_DISPATCH, a real change: the virtual loop tests the strategy's type once,"
+        );
+        println!("         then calls the `final` class directly, which the compiler inlines;");
+        println!(
+            "  cold: -DCOLD_PATH={}, {} bytes of cold code that never runs, linked before all hot code.",
+            cold.bytes, cold.bytes
+        );
+        match cold.found {
+            Some((offset, len)) => println!(
+                "         It changes no hot instruction; it moves loop_virtual's loop ({len} bytes, at line\n         \
+                 offset {offset}) to offset {}, where it {} a 64-byte line{}.",
+                (offset + cold.bytes) % 64,
+                if crosses(offset + cold.bytes, len, 64) { "crosses" } else { "no longer crosses" },
+                if cold.flips { "" } else { " as before: no 16-48 byte move changes that" },
+            ),
+            None => println!(
+                "         It changes no hot instruction; it moves all of them by {} bytes.",
+                cold.bytes
+            ),
+        }
+        vec![
+            BuildSpec {
+                name: c.clone(),
+                template: base,
+            },
+            BuildSpec {
+                name: "final".into(),
+                template: template(c, "-DFINAL_DISPATCH", &src),
+            },
+            BuildSpec {
+                name: "cold".into(),
+                template: template(c, &format!("-DCOLD_PATH={}", cold.bytes), &src),
+            },
+        ]
+    } else {
+        let builds: Vec<BuildSpec> = compilers
             .iter()
-            .map(|b| b.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        args.layouts
+            .take(args.max_compilers)
+            .map(|(c, _)| BuildSpec {
+                name: c.clone(),
+                template: template(c, "", &src),
+            })
+            .collect();
+        println!(
+            "It is built with {} (-O2).",
+            builds
+                .iter()
+                .map(|b| b.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        builds
+    };
+    let (layouts, max_layouts) = match args.layouts {
+        LayoutsArg::Fixed(n) => (n, None),
+        LayoutsArg::Auto => (
+            super::layout::AUTO_FIRST_BATCH.min(args.max_layouts),
+            Some(args.max_layouts),
+        ),
+    };
+    if layouts < crate::layout::experiment::MIN_VARIANTS {
+        bail!(
+            "--layouts and --max-layouts must be at least {}",
+            crate::layout::experiment::MIN_VARIANTS
+        );
+    }
+    if args.rounds < 1 {
+        bail!("--rounds must be at least 1");
+    }
+    println!(
+        "Every build is rebuilt under {} layouts (alignment, code shift, section shuffle),",
+        match max_layouts {
+            Some(max) => format!("{layouts} or more (up to {max}, until decided)"),
+            None => layouts.to_string(),
+        }
     );
     println!(
         "and every (build, layout) pair runs {} times in random order.\n",
@@ -161,15 +325,17 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         run_template: format!("{{out}} {CALLS}"),
         metrics: vec![MetricSpec::parse(DISPATCH_METRIC)?],
         higher_is_better: false,
-        layouts: args.layouts,
-        max_layouts: None,
+        layouts,
+        max_layouts,
         rounds: args.rounds,
         warmup: 1,
         sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],
         jobs: args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-        estimator: Estimator::Median,
+        // Interference only ever slows a run of this CPU-bound benchmark, so
+        // each layout's fastest run is its least disturbed one.
+        estimator: Estimator::Min,
         margin: 0.01,
         alpha: 0.05,
         shell: false,
@@ -180,7 +346,7 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         work_root: PathBuf::from("."),
         seed: args.seed,
         command_line: std::env::args().collect(),
-        // Which hot loops the compilers placed differently: one callgrind run
+        // Which hot loops the builds placed differently: one callgrind run
         // of the baseline (about 3–4 s here) and three ELF analyses.
         explain: Some(5),
     };
@@ -190,36 +356,62 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// What the matrix means, in words.
+/// What the matrix means, in words, from the comparisons' own facts: each
+/// decided difference with its sentence, each UNKNOWN with the cause the
+/// analysis found in the data, the SAMEs counted.
 pub fn meaning(report: &LayoutReport) -> String {
     let mut out = String::from("What it means:\n");
-    let mut any = false;
+    let (mut compared, mut differed, mut ghosts, mut real) = (0, 0, 0, 0);
+    let mut same = Vec::new();
     for row in &report.matrix {
         let Some(c) = &row.comparison else { continue };
-        any = true;
+        compared += 1;
+        if matches!(c.default_verdict, Verdict::Faster | Verdict::Slower) {
+            differed += 1;
+        }
         let what = match c.verdict {
-            Verdict::Faster | Verdict::Slower => format!(
-                "real: the difference survives {} layouts",
-                c.controlled.map_or(0, |r| r.variants)
-            ),
-            Verdict::Artifact => {
-                "a layout ghost: the default-layout difference is placement, not the code".into()
+            Verdict::Faster | Verdict::Slower => {
+                real += 1;
+                format!("real: {}", c.sentence)
             }
-            Verdict::Same => "no difference beyond the margin once layout is controlled".into(),
-            Verdict::Unknown => "undecided: layout noise is too large for this budget".into(),
+            Verdict::Artifact => {
+                ghosts += 1;
+                format!("a layout ghost: {}", c.sentence)
+            }
+            Verdict::Same => {
+                same.push(format!("{} under {}", row.metric, row.build));
+                continue;
+            }
+            Verdict::Unknown => format!(
+                "undecided: {}",
+                c.hint.as_deref().unwrap_or(c.sentence.as_str())
+            ),
         };
         out.push_str(&format!(
             "  {:<8} {} under {}: {what}\n",
-            c.verdict, row.metric, row.build
+            c.verdict.to_string(),
+            row.metric,
+            row.build
         ));
     }
-    if !any {
+    if compared == 0 {
         out.push_str("  nothing to compare (see the errors above)\n");
+        return out;
     }
-    out.push_str(
-        "A single default-layout A/B can be off by the 'layout noise' column through placement alone;\n\
-         only verdicts from the across-layouts column are claims about the code.\n",
-    );
+    if !same.is_empty() {
+        out.push_str(&format!(
+            "  {:<8} {}: within ±{}% once layout is controlled\n",
+            "SAME",
+            same.join(", "),
+            crate::report::format::trimmed(report.settings.margin * 100.0)
+        ));
+    }
+    out.push_str(&format!(
+        "A plain A/B at the default layout finds {differed} of these {compared} differences significant;\n\
+         across layouts, {real} {} real and {ghosts} {} placement (ARTIFACT).\n",
+        if real == 1 { "is" } else { "are" },
+        if ghosts == 1 { "is" } else { "are" },
+    ));
     out
 }
 
@@ -299,4 +491,37 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
         command_line: std::env::args().collect(),
     };
     super::probe::execute(&options, &output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cold_path_moves_the_loop_across_a_line_or_says_it_cannot() {
+        // A 23-byte loop crosses a 64-byte line only from offsets 42-63.
+        assert!(!crosses(32, 23, 64) && crosses(48, 23, 64) && !crosses(41, 23, 64));
+        // At 32: 16 bytes take it to 48, where it crosses (g++-11 here).
+        let c = cold_path_for(Some((32, 23)));
+        assert_eq!((c.bytes, c.flips), (16, true));
+        // At 48 it crosses; 16 bytes take it to 0, where it does not (g++-12).
+        let c = cold_path_for(Some((48, 23)));
+        assert_eq!((c.bytes, c.flips), (16, true));
+        // At 0: 16 → 16 and 32 → 32 keep it inside; 48 → 48 crosses.
+        let c = cold_path_for(Some((0, 23)));
+        assert_eq!((c.bytes, c.flips), (48, true));
+        // A 16-byte loop at a 16-aligned offset never crosses: no move helps.
+        let c = cold_path_for(Some((16, 16)));
+        assert_eq!((c.bytes, c.flips), (32, false));
+        // A 60-byte loop at 8 crosses at every 16-byte step too.
+        assert!(!cold_path_for(Some((8, 60))).flips);
+        assert_eq!(
+            cold_path_for(None),
+            ColdPath {
+                bytes: 32,
+                found: None,
+                flips: false
+            }
+        );
+    }
 }

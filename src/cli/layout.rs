@@ -252,7 +252,7 @@ pub enum LayoutsArg {
     Auto,
 }
 
-fn parse_layouts(text: &str) -> Result<LayoutsArg, String> {
+pub fn parse_layouts(text: &str) -> Result<LayoutsArg, String> {
     if text == "auto" {
         return Ok(LayoutsArg::Auto);
     }
