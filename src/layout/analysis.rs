@@ -208,15 +208,15 @@ pub fn diagnose(
     let margin = options.margin;
     // Wild runs: far from their variant's median, against the pooled run
     // noise of both builds.
-    let wild = wild_runs(a, b);
+    let hib = options.higher_is_better;
+    let wild = wild_runs(a, b, hib);
     if wild.runs > 0 {
         let clean = |side: &[Vec<f64>]| -> Vec<Vec<f64>> {
             side.iter()
                 .map(|runs| {
-                    let m = median(runs);
                     runs.iter()
                         .copied()
-                        .filter(|v| (v / m).ln().abs() <= wild.threshold)
+                        .filter(|&v| worse_by(v, runs, hib) <= wild.threshold)
                         .collect()
                 })
                 .collect()
@@ -263,7 +263,7 @@ pub fn diagnose(
 struct WildRuns {
     runs: usize,
     of: usize,
-    /// The largest |log(run / variant median)|.
+    /// The largest log distance from its variant's best run.
     worst: f64,
     /// The log distance beyond which a run counts as wild.
     threshold: f64,
@@ -271,11 +271,13 @@ struct WildRuns {
     variants: Vec<usize>,
 }
 
-/// A run is wild when it lies more than 5 robust standard deviations of
-/// the pooled run noise (1.4826 × the median absolute log distance of all
-/// runs from their variant's median) and more than 1% from its variant's
-/// median.
-fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>]) -> WildRuns {
+/// A run is wild when it is worse than its variant's best run by more than
+/// 5 robust standard deviations of the pooled run noise (1.4826 × the median
+/// absolute log distance of all runs from their variant's median) and more
+/// than 1%. Measured from the best run, not the median, because a busy machine
+/// only ever makes runs worse: when most of a variant's few runs were slowed,
+/// its median is one of them.
+fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>], higher_is_better: bool) -> WildRuns {
     let mut distances = Vec::new();
     for runs in a.iter().chain(b) {
         let m = median(runs);
@@ -294,8 +296,7 @@ fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>]) -> WildRuns {
     };
     for side in [a, b] {
         for (i, runs) in side.iter().enumerate() {
-            let m = median(runs);
-            for d in runs.iter().map(|v| (v / m).ln().abs()) {
+            for d in runs.iter().map(|&v| worse_by(v, runs, higher_is_better)) {
                 if d > threshold {
                     wild.runs += 1;
                     wild.worst = wild.worst.max(d);
@@ -310,6 +311,26 @@ fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>]) -> WildRuns {
     wild
 }
 
+/// How much worse than the best of `runs` the run `v` is (log scale).
+fn worse_by(v: f64, runs: &[f64], higher_is_better: bool) -> f64 {
+    if higher_is_better {
+        let best = runs.iter().copied().fold(f64::NAN, f64::max);
+        (best / v).ln()
+    } else {
+        let best = runs.iter().copied().fold(f64::NAN, f64::min);
+        (v / best).ln()
+    }
+}
+
+/// Up to `most` numbers, then how many more.
+fn listed(numbers: &[usize], most: usize) -> String {
+    let shown: Vec<String> = numbers.iter().take(most).map(|v| v.to_string()).collect();
+    match numbers.len().saturating_sub(most) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 /// The hint line of an undecided comparison.
 pub fn hint(undecided: &Undecided, trust: f64, margin: f64) -> String {
     let pct = |x: f64| crate::report::format::trimmed((x * 1000.0).round() / 10.0);
@@ -321,14 +342,10 @@ pub fn hint(undecided: &Undecided, trust: f64, margin: f64) -> String {
             worst,
             variants,
         } => format!(
-            "{runs} of {of} runs are wild (up to {}% off their layout's median, in layouts {}): \
+            "{runs} of {of} runs are wild (up to {}% worse than their layout's best run, in layouts {}): \
              the machine was busy; more --rounds, the `user` metric or --pin would steady them",
             pct(worst.exp() - 1.0),
-            variants
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            listed(variants, 5)
         ),
         Undecided::LayoutSpread { layouts } => format!(
             "layout moves a single-layout ratio by up to ±{}%: about {layouts} layouts would likely decide (--layouts auto --max-layouts {layouts})",
@@ -541,6 +558,66 @@ mod tests {
             "{}",
             c.sentence
         );
+    }
+
+    #[test]
+    fn hints_name_the_cause() {
+        let wild = Undecided::RunOutliers {
+            runs: 63,
+            of: 320,
+            worst: 2.0f64.ln(),
+            variants: vec![2, 8, 9, 10, 11, 12, 13],
+        };
+        assert_eq!(
+            hint(&wild, 0.05, 0.01),
+            "63 of 320 runs are wild (up to 100% worse than their layout's best run, in layouts 2, 8, 9, 10, 11 and 2 more): \
+             the machine was busy; more --rounds, the `user` metric or --pin would steady them"
+        );
+        assert_eq!(
+            hint(&Undecided::LayoutSpread { layouts: 40 }, 0.052, 0.01),
+            "layout moves a single-layout ratio by up to ±5.2%: about 40 layouts would likely decide (--layouts auto --max-layouts 40)"
+        );
+        let near = Undecided::NearMargin {
+            margin_for_same: 0.0123,
+            margin_for_effect: Some(0.004),
+        };
+        assert_eq!(
+            hint(&near, 0.05, 0.01),
+            "the effect is too close to the ±1% margin for any layout budget to resolve: --margin 1.3 would decide SAME, --margin under 0.4 would decide the direction"
+        );
+    }
+
+    #[test]
+    fn wild_runs_that_hide_an_effect_are_the_named_cause() {
+        // 8 layouts, B 3% slower with ±0.1% run noise; in 3 layouts B's runs
+        // were mostly slowed by 30% (3 of 5), so those medians are off by 30%
+        // and the trimmed interval cannot drop all three.
+        let base = [0.999, 1.0, 1.001, 1.0005, 0.9995];
+        let a: Vec<Vec<f64>> = (0..8).map(|_| base.to_vec()).collect();
+        let b: Vec<Vec<f64>> = (0..8)
+            .map(|i| {
+                base.iter()
+                    .enumerate()
+                    .map(|(j, v)| v * 1.03 * if i % 3 == 0 && j < 3 { 1.3 } else { 1.0 })
+                    .collect()
+            })
+            .collect();
+        let o = options(0.01);
+        let c = layout_ratio(&a, &b, o.estimator, 0.95).unwrap();
+        assert_eq!(
+            decide(c.low, c.high, 0.01, false),
+            Verdict::Unknown,
+            "{c:?}"
+        );
+        match diagnose(&o, &a, &b, Some(c), 0.95, None) {
+            Undecided::RunOutliers {
+                runs, of, variants, ..
+            } => {
+                assert_eq!((runs, of), (9, 80));
+                assert_eq!(variants, [0, 3, 6]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

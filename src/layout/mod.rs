@@ -199,7 +199,7 @@ pub enum Undecided {
     RunOutliers {
         runs: usize,
         of: usize,
-        /// The largest |log(run / its variant's median)|.
+        /// The largest log distance of a run from its variant's best run.
         worst: f64,
         /// Variant indexes holding wild runs.
         variants: Vec<usize>,
