@@ -12,8 +12,9 @@ use super::{
 };
 use crate::run::counters::{self, Availability};
 use crate::run::environment;
+use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{cachegrind, spawn, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
+use crate::run::{cachegrind, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
 use crate::stats::descriptive::median;
 use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
 use crate::stats::verdict::Verdict;
@@ -45,9 +46,7 @@ pub fn run(
         Prepared::new(&options.commands[0])?,
         Prepared::new(&options.commands[1])?,
     ];
-    let mut notes = Vec::new();
     let counters = counter_setup(options.counters);
-    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut runner = Runner::new(
         RunnerOptions {
             pin: options.pin,
@@ -66,23 +65,54 @@ pub fn run(
     )?;
     let setup = options.setup.as_ref().map(Prepared::new).transpose()?;
     let cleanup = options.cleanup.as_ref().map(Prepared::new).transpose()?;
-    let setup_failure = setup
-        .as_ref()
-        .and_then(|s| runner.run_unmeasured(s, "--setup").err());
-    let spawn_overhead = if options.spawn_correction && setup_failure.is_none() {
-        overhead::measure(&mut runner, options.commands[0].shell)
-    } else {
-        None
-    };
+    let spawn_overhead = options
+        .spawn_correction
+        .then(|| overhead::measure(&mut runner, options.commands[0].shell))
+        .flatten();
+    let mut report = run_with(
+        options,
+        &mut runner,
+        &commands,
+        (setup.as_ref(), cleanup.as_ref()),
+        (spawn_overhead, &counters),
+        on_progress,
+    );
+    report.simulation = options
+        .simulate
+        .then(|| simulate(&commands, options.input.as_deref(), options.timeout));
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
 
+/// The experiment on an [`Executor`]: `--setup`, the round loop, `--cleanup`
+/// and the analysis. `spawn_overhead` is the process-start time measured
+/// beforehand (when the correction is on), `counters` what perf counters
+/// could be attached.
+pub fn run_with(
+    options: &CompareOptions,
+    runner: &mut dyn Executor,
+    commands: &[Prepared; 2],
+    (setup, cleanup): (Option<&Prepared>, Option<&Prepared>),
+    (spawn_overhead, counters): (Option<f64>, &Availability),
+    on_progress: &mut dyn FnMut(&Progress),
+) -> CompareReport {
+    let started = Instant::now();
+    let mut notes = Vec::new();
+    let setup_failure = setup.and_then(|s| runner.run_unmeasured(s, "--setup").err());
     let mut state = Loop::new(options, spawn_overhead);
     let status = match setup_failure {
         Some(failure) => failed(failure),
-        None => state.execute(&mut runner, &commands, &mut rng, started, on_progress),
+        None => state.execute(
+            runner,
+            commands,
+            &mut ChaCha8Rng::seed_from_u64(options.seed),
+            started,
+            on_progress,
+        ),
     };
-    notes.extend(runner.match_notes());
-    if let Some(cleanup) = &cleanup {
-        if spawn::interrupted() {
+    notes.extend(runner.notes());
+    if let Some(cleanup) = cleanup {
+        if runner.interrupted() {
             notes.push("--cleanup skipped: interrupted by Ctrl-C".to_string());
         } else if let Err(failure) = runner.run_unmeasured(cleanup, "--cleanup") {
             notes.push(format!("--cleanup failed: {}", failure.cause));
@@ -100,10 +130,7 @@ pub fn run(
     let correction = state.correction;
     let runs = std::mem::take(&mut state.runs);
     let measured: Vec<&RunRecord> = runs.iter().filter(|r| !r.warmup).collect();
-    let counter_report = counter_report(options.counters, &counters, &measured);
-    let simulation = options
-        .simulate
-        .then(|| simulate(&commands, options.input.as_deref(), options.timeout));
+    let counter_report = counter_report(options.counters, counters, &measured);
     if options.env_jitter {
         notes.push(format!(
             "environment jitter: {} of 0–{} bytes per run, recorded per run",
@@ -112,7 +139,7 @@ pub fn run(
         ));
     }
     let environment = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
-    Ok(CompareReport {
+    CompareReport {
         schema: "ghostbench.compare",
         schema_version: SCHEMA_VERSION,
         commands: options.commands.to_vec(),
@@ -124,12 +151,12 @@ pub fn run(
         spawn_correction_applied: correction.is_some(),
         metrics,
         counters: counter_report,
-        simulation,
+        simulation: None,
         notes,
         elapsed_s: started.elapsed().as_secs_f64(),
         runs,
         analyze: None,
-    })
+    }
 }
 
 /// The state of the round loop.
@@ -188,7 +215,7 @@ impl<'a> Loop<'a> {
 
     fn execute(
         &mut self,
-        runner: &mut Runner,
+        runner: &mut dyn Executor,
         commands: &[Prepared; 2],
         rng: &mut ChaCha8Rng,
         started: Instant,
@@ -245,7 +272,7 @@ impl<'a> Loop<'a> {
                     return Status::new(State::Decided, None);
                 }
             }
-            if spawn::interrupted() {
+            if runner.interrupted() {
                 return Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into()));
             }
             let out_of_time = started.elapsed() >= options.max_time;
@@ -263,7 +290,7 @@ impl<'a> Loop<'a> {
     /// Run one command once, checking that it yields the same metrics as the first run.
     fn run_one(
         &mut self,
-        runner: &mut Runner,
+        runner: &mut dyn Executor,
         commands: &[Prepared; 2],
         side: usize,
         round: usize,

@@ -9,6 +9,7 @@ pub mod capture;
 pub mod command;
 pub mod counters;
 pub mod environment;
+pub mod executor;
 pub mod metric;
 pub mod regex_metric;
 pub mod spawn;
