@@ -764,6 +764,125 @@ fn explain_names_the_hot_function_that_alignment_moved() {
     }
 }
 
+/// An inlining change: `decode` is always_inline in `force` (its work lands in
+/// main) and noinline in `noforce` (its own symbol, nearly every instruction).
+/// Whichever build is the baseline, --explain names decode as the hot function
+/// only noforce has, with its share of noforce's profile, and says how little
+/// of that time the matched table covers.
+#[test]
+fn explain_names_the_hot_function_an_inlining_change_left_on_one_side() {
+    if !have_cc() {
+        return;
+    }
+    if which("valgrind").is_none() {
+        common::skip("valgrind is not installed: --explain needs a profile for shares");
+        return;
+    }
+    let _lock = timing_lock();
+    let src = fixture("layout", "inline.c");
+    let build = |name: &str| {
+        let force = if name == "force" { "-DFORCE " } else { "" };
+        format!(
+            "{name}=cc -O2 {force}{{cflags}} {{ldflags}} {} -o {{out}}",
+            src.display()
+        )
+    };
+    for (baseline, other) in [("force", "noforce"), ("noforce", "force")] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let html = dir.path().join("r.html");
+        let md = dir.path().join("r.md");
+        let output = ghostbench(dir.path())
+            .args([
+                "layout",
+                "--build",
+                &build(baseline),
+                "--build",
+                &build(other),
+                "--metric",
+                "user",
+                "--layouts",
+                "3",
+                "--rounds",
+                "1",
+                "--explain",
+                "--color",
+                "never",
+                "--json",
+            ])
+            .arg(&json)
+            .arg("--html")
+            .arg(&html)
+            .arg("--markdown")
+            .arg(&md)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let stdout = String::from_utf8_lossy(&output);
+        let report = read_json(&json);
+        let explain = &report["explain"];
+        assert_eq!(explain["ranking"], "profile", "{explain}");
+        let b = &explain["builds"][0];
+        let side = if baseline == "noforce" {
+            "baseline"
+        } else {
+            "build"
+        };
+        let decode = &b["one_sided"][0];
+        assert_eq!(decode["name"], "decode", "{baseline}: {b}");
+        assert_eq!(decode["side"], side, "{baseline}: {b}");
+        // decode's loop is nearly every instruction the program runs.
+        let share = decode["share"].as_f64().unwrap();
+        assert!(share > 0.9, "{baseline}: {decode}");
+        let coverage = &b["coverage"];
+        let one_sided = if side == "baseline" {
+            coverage["only_in_baseline_share"].as_f64().unwrap()
+        } else {
+            assert!(b["profile"]["total"].as_f64().unwrap() > 0.0, "{b}");
+            coverage["only_in_build_share"].as_f64().unwrap()
+        };
+        assert_eq!(one_sided, share, "{baseline}: {coverage}");
+        let table = coverage["table_share"].as_f64().unwrap();
+        let matched = coverage["matched_share"].as_f64().unwrap();
+        assert!(
+            (0.0..=1.0).contains(&table) && table <= matched + 1e-12,
+            "{coverage}"
+        );
+        if baseline == "noforce" {
+            // In noforce's profile the matched functions (main) hold almost nothing.
+            assert!(matched < 0.05, "{coverage}");
+        }
+        let named = format!("decode (noforce only, {:.1}%)", share * 100.0);
+        let covers = format!(
+            "the table covers {:.1}% of {baseline}'s profile",
+            table * 100.0
+        );
+        for (what, text) in [
+            ("terminal", stdout.to_string()),
+            ("markdown", std::fs::read_to_string(&md).unwrap()),
+            (
+                "html",
+                std::fs::read_to_string(&html)
+                    .unwrap()
+                    .replace("&#39;", "'")
+                    .replace("&lt;", "<"),
+            ),
+        ] {
+            assert!(text.contains(&named), "{baseline}, {what}: {text}");
+            assert!(
+                text.contains(&covers) || (table < 0.0005 && text.contains("covers <0.1%")),
+                "{baseline}, {what}: {text}"
+            );
+            assert!(
+                text.contains("the table misses hot code"),
+                "{baseline}, {what}"
+            );
+        }
+    }
+}
+
 #[test]
 fn explain_fails_soft_when_a_default_binary_is_not_elf() {
     if !have_cc() {

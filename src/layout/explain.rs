@@ -5,25 +5,29 @@
 //! Each build's seed-0 binary is analysed with `code::analyze` and compared
 //! with the baseline's by `code::diff::diff_by_name` (demangled names: the
 //! builds may come from different compilers). The changes are ranked by a
-//! callgrind profile of the baseline's default binary when valgrind is on
-//! PATH, else by how far the code moved inside its cache lines. Everything
-//! fails soft: a binary that cannot be analysed, or a profile that cannot be
-//! taken, is one line in the report and the rest goes on.
+//! callgrind profile of the baseline's default binary (layout/profile.rs)
+//! when valgrind is on PATH, else by how far the code moved inside its cache
+//! lines.
+//!
+//! Functions only one default layout has (by name) are named too, with their
+//! share of that side's profile: after an inlining change they are the hot
+//! code (the callee inlined away on one side, kept on the other), and the
+//! placement table of the matched functions covers little of the time. A
+//! build that has functions the baseline lacks is profiled as well, so its
+//! own hot functions get a share. The coverage facts say how much of the
+//! profiles the table and the one-sided functions hold.
+//!
+//! Everything fails soft: a binary that cannot be analysed, or a profile that
+//! cannot be taken, is one line in the report and the rest goes on.
 
-use super::builds::{self, Placeholders};
 use super::LayoutOptions;
 use crate::code::diff::{diff_by_name, ChangeReason, PlacementChange};
 use crate::code::placement::Geometry;
-use crate::code::{analyze, apply_profile, profile, Analysis};
-use crate::run::command::resolve_program;
+use crate::code::{analyze, apply_profile, Analysis};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// How long callgrind may run the baseline when `--timeout` is not given.
-pub const PROFILE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How the moved functions are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -71,6 +75,42 @@ pub struct MovedFunction {
     pub hot_share: Option<f64>,
 }
 
+/// Which default layout has a function the other lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Baseline,
+    Build,
+}
+
+/// A function (by demangled name) that only one of the two default layouts
+/// has: inlined away or outlined, renamed, new.
+#[derive(Debug, Clone, Serialize)]
+pub struct OneSided {
+    pub name: String,
+    pub side: Side,
+    /// Bytes (the largest, if the name occurs more than once).
+    pub size: u64,
+    /// Share of that side's profile: the baseline's for `baseline`, the
+    /// build's own for `build`. None when that side has no profile.
+    pub share: Option<f64>,
+}
+
+/// How much of the profiles the comparison sees (facts behind "the table
+/// covers 31% of the profile").
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    /// Share of the baseline's profile in the rows of `functions`.
+    pub table_share: f64,
+    /// Share of the baseline's profile in the functions both layouts have.
+    pub matched_share: f64,
+    /// Share of the baseline's profile in the functions only it has.
+    pub only_in_baseline_share: f64,
+    /// Share of the build's own profile in the functions only it has; None
+    /// when that profile was not taken (no such function) or failed.
+    pub only_in_build_share: Option<f64>,
+}
+
 /// One build's default layout against the baseline's.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExplainBuild {
@@ -88,6 +128,13 @@ pub struct ExplainBuild {
     pub changed_not_run: usize,
     /// The top `--explain-top` changes, ranked.
     pub functions: Vec<MovedFunction>,
+    /// With the baseline's profile: how much of it (and of the build's) is where.
+    pub coverage: Option<Coverage>,
+    /// This build's own profile, taken when it has functions the baseline lacks.
+    pub profile: Option<ExplainProfile>,
+    /// Functions only one layout has, hottest first (of those that ran, when
+    /// that side was profiled; else the largest first), at most `--explain-top`.
+    pub one_sided: Vec<OneSided>,
 }
 
 /// The `explain` section of the layout report.
@@ -150,7 +197,7 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
         }
     };
 
-    match take_profile(options, work_dir, &binaries[0]) {
+    match super::profile::take(options, work_dir, &options.builds[0].name, &binaries[0]) {
         Ok(p) => {
             let matched_share = apply_profile(&mut baseline, &p);
             if matched_share > 0.0 {
@@ -182,6 +229,9 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
             changed: 0,
             changed_not_run: 0,
             functions: Vec::new(),
+            coverage: None,
+            profile: None,
+            one_sided: Vec::new(),
         };
         match analyse(b) {
             Err(e) => {
@@ -189,14 +239,15 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
                 notes.push(format!("{}: not compared: {why}", build.name));
                 entry.error = Some(why);
             }
-            Ok(analysis) => {
+            Ok(mut analysis) => {
                 let d = diff_by_name(&baseline, &analysis, g);
                 entry.matched = d.matched;
                 entry.only_in_baseline = d.only_in_old;
                 entry.only_in_build = d.only_in_new;
                 entry.changed = d.changes.len();
                 let mut moved: Vec<MovedFunction> = d.changes.iter().map(moved_function).collect();
-                if result.ranking == Ranking::Profile {
+                let profiled = result.ranking == Ranking::Profile;
+                if profiled {
                     // Name the hot functions; count the ones that never ran.
                     let before = moved.len();
                     moved.retain(|m| m.hot_share.is_some_and(|s| s > 0.0));
@@ -205,12 +256,125 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
                 rank(&mut moved, result.ranking);
                 moved.truncate(top);
                 entry.functions = moved;
+                // After the diff: the build's shares must not rank the matched table.
+                let mut build_profiled = false;
+                if profiled && entry.only_in_build > 0 {
+                    match super::profile::take(options, work_dir, &build.name, &binaries[b]) {
+                        Ok(p) => {
+                            let matched_share = apply_profile(&mut analysis, &p);
+                            build_profiled = matched_share > 0.0;
+                            if !build_profiled {
+                                notes.push(format!(
+                                    "{}: no function of {} appears in its callgrind profile",
+                                    build.name,
+                                    binaries[b].display()
+                                ));
+                            }
+                            entry.profile = Some(ExplainProfile {
+                                path: p.path.clone(),
+                                event: p.event.clone(),
+                                total: p.total,
+                                matched_share,
+                            });
+                        }
+                        Err(e) => notes.push(format!(
+                            "{}: {e:#}; its own functions are listed without a share",
+                            build.name
+                        )),
+                    }
+                }
+                let split = split_by_side(&baseline, &analysis, profiled, build_profiled);
+                entry.coverage = profiled.then(|| Coverage {
+                    table_share: entry.functions.iter().filter_map(|m| m.hot_share).sum(),
+                    matched_share: split.matched_share,
+                    only_in_baseline_share: split.only_in_baseline_share,
+                    only_in_build_share: build_profiled.then_some(split.only_in_build_share),
+                });
+                entry.one_sided = split.functions;
+                entry.one_sided.truncate(top);
             }
         }
         result.builds.push(entry);
     }
     result.notes = notes;
     result
+}
+
+/// Functions by the side that has them, with the profile shares per side.
+struct Split {
+    matched_share: f64,
+    only_in_baseline_share: f64,
+    only_in_build_share: f64,
+    /// Ranked: hottest first, then largest, then by name.
+    functions: Vec<OneSided>,
+}
+
+/// Split the two layouts' functions by name into both / baseline only /
+/// build only. Shares are per name (a name that occurs twice, e.g. two static
+/// functions, is one profile entry), each from its own side's profile. With a
+/// side profiled, its one-sided functions that never ran are left out.
+fn split_by_side(
+    baseline: &Analysis,
+    build: &Analysis,
+    baseline_profiled: bool,
+    build_profiled: bool,
+) -> Split {
+    let (old, new) = (by_name(baseline), by_name(build));
+    let mut split = Split {
+        matched_share: 0.0,
+        only_in_baseline_share: 0.0,
+        only_in_build_share: 0.0,
+        functions: Vec::new(),
+    };
+    let mut one_sided = |name: &str, side, (size, share): (u64, Option<f64>), profiled: bool| {
+        let share = share.unwrap_or(0.0);
+        match side {
+            Side::Baseline => split.only_in_baseline_share += share,
+            Side::Build => split.only_in_build_share += share,
+        }
+        if !profiled || share > 0.0 {
+            split.functions.push(OneSided {
+                name: name.to_string(),
+                side,
+                size,
+                share: profiled.then_some(share),
+            });
+        }
+    };
+    for (&name, &value) in &old {
+        if new.contains_key(name) {
+            split.matched_share += value.1.unwrap_or(0.0);
+        } else {
+            one_sided(name, Side::Baseline, value, baseline_profiled);
+        }
+    }
+    for (&name, &value) in &new {
+        if !old.contains_key(name) {
+            one_sided(name, Side::Build, value, build_profiled);
+        }
+    }
+    split.functions.sort_by(|a, b| {
+        b.share
+            .unwrap_or(-1.0)
+            .total_cmp(&a.share.unwrap_or(-1.0))
+            .then(b.size.cmp(&a.size))
+            .then(a.name.cmp(&b.name))
+    });
+    split
+}
+
+/// Name → (largest size, largest share) of a layout's functions.
+fn by_name(a: &Analysis) -> BTreeMap<&str, (u64, Option<f64>)> {
+    let mut names: BTreeMap<&str, (u64, Option<f64>)> = BTreeMap::new();
+    for f in &a.functions {
+        let e = names.entry(f.name.as_str()).or_insert((0, None));
+        e.0 = e.0.max(f.placement.size);
+        e.1 = match (e.1, f.hot_share) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            (x, y) => x.or(y),
+        };
+    }
+    names
 }
 
 /// Circular distance between two offsets in a line of `line` bytes.
@@ -265,96 +429,6 @@ pub fn rank(moved: &mut [MovedFunction], ranking: Ranking) {
     });
 }
 
-/// Run the baseline's default binary once under callgrind (the run template,
-/// bounded by `--timeout` or [`PROFILE_TIMEOUT`]) and read the profile.
-fn take_profile(
-    options: &LayoutOptions,
-    work_dir: &Path,
-    binary: &Path,
-) -> Result<profile::Profile> {
-    let valgrind = resolve_program("valgrind", std::env::var_os("PATH"))
-        .map_err(|_| anyhow::anyhow!("valgrind not found, so no profile"))?;
-    let dir = work_dir.join("explain");
-    // Old profiles must not be read as this one.
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let values = Placeholders {
-        cflags: Vec::new(),
-        ldflags: Vec::new(),
-        out: binary.to_path_buf(),
-        dir: binary.parent().unwrap_or(Path::new(".")).to_path_buf(),
-    };
-    let argv = builds::substitute(&options.run_template, options.shell, &values)
-        .context("cannot profile: run template")?;
-    let log = dir.join("valgrind.log");
-    let stderr =
-        std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
-    // %p: with --shell (or a wrapper script) every child process writes its own file.
-    let mut child = Command::new(&valgrind)
-        .arg("--tool=callgrind")
-        .arg("--trace-children=yes")
-        .arg(format!(
-            "--callgrind-out-file={}",
-            dir.join("callgrind.out.%p").display()
-        ))
-        .arg("--")
-        .args(&argv)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .with_context(|| format!("cannot start {}", valgrind.display()))?;
-    let limit = options.timeout.unwrap_or(PROFILE_TIMEOUT);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().context("waiting for callgrind")? {
-            break status;
-        }
-        if started.elapsed() > limit || crate::run::spawn::interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "callgrind profile of {} stopped after {:.0} s",
-                binary.display(),
-                limit.as_secs_f64()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    if !status.success() {
-        let tail = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = tail
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        bail!(
-            "callgrind run of {} failed ({status}): {last}",
-            binary.display()
-        );
-    }
-    // The profile whose objects include the binary, and the largest of those.
-    let key = profile::object_key(&binary.to_string_lossy());
-    let mut best: Option<profile::Profile> = None;
-    for entry in std::fs::read_dir(&dir)?.flatten() {
-        let path = entry.path();
-        if !path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("callgrind.out."))
-        {
-            continue;
-        }
-        let Ok(p) = profile::read(&path) else {
-            continue;
-        };
-        let has_binary = p.entries.keys().any(|(object, _)| *object == key);
-        if has_binary && best.as_ref().map_or(true, |b| p.total > b.total) {
-            best = Some(p);
-        }
-    }
-    best.with_context(|| format!("callgrind wrote no profile of {}", binary.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,6 +449,93 @@ mod tests {
             moved_bytes,
             hot_share: hot,
         }
+    }
+
+    fn analysis(functions: &[(&str, u64, Option<f64>)]) -> Analysis {
+        let g = Geometry::default();
+        Analysis {
+            path: "x".into(),
+            kind: "executable".into(),
+            symbol_source: crate::code::elf::SymbolSource::Symtab,
+            functions: functions
+                .iter()
+                .enumerate()
+                .map(|(i, &(name, size, hot_share))| crate::code::Function {
+                    name: name.into(),
+                    symbol: name.into(),
+                    section: ".text".into(),
+                    placement: crate::code::placement::Placement::of(
+                        0x1000 + 0x100 * i as u64,
+                        size,
+                        g,
+                    ),
+                    entry_near_line_end: false,
+                    entry_near_window_end: false,
+                    loops: vec![],
+                    jcc_spot_count: 0,
+                    jcc_spots: vec![],
+                    invalid_bytes: 0,
+                    hot_share,
+                    hazard_score: 0,
+                })
+                .collect(),
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn one_sided_functions_carry_their_own_sides_shares() {
+        // The baseline inlined `decode` into main; the build kept it, and an
+        // identical static `helper` twice (one profile entry, counted once).
+        let baseline = analysis(&[
+            ("main", 400, Some(0.9)),
+            ("helper", 20, Some(0.04)),
+            ("helper", 20, Some(0.04)),
+            ("gone_cold", 80, Some(0.0)),
+            ("gone_warm", 30, Some(0.02)),
+        ]);
+        let build = analysis(&[
+            ("main", 100, Some(0.05)),
+            ("decode", 60, Some(0.85)),
+            ("helper", 20, Some(0.04)),
+            ("new_cold", 500, Some(0.0)),
+        ]);
+        let split = split_by_side(&baseline, &build, true, true);
+        assert!(
+            (split.matched_share - 0.94).abs() < 1e-12,
+            "{}",
+            split.matched_share
+        );
+        assert!((split.only_in_baseline_share - 0.02).abs() < 1e-12);
+        assert!((split.only_in_build_share - 0.85).abs() < 1e-12);
+        let names: Vec<(&str, Side, Option<f64>)> = split
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.side, f.share))
+            .collect();
+        // Functions that never ran on a profiled side are left out.
+        assert_eq!(
+            names,
+            [
+                ("decode", Side::Build, Some(0.85)),
+                ("gone_warm", Side::Baseline, Some(0.02)),
+            ]
+        );
+        // The build not profiled: its one-sided functions stay, by size, without a share.
+        let split = split_by_side(&baseline, &build, true, false);
+        let names: Vec<(&str, Option<f64>)> = split
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.share))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("gone_warm", Some(0.02)),
+                ("new_cold", None),
+                ("decode", None)
+            ]
+        );
     }
 
     #[test]

@@ -346,6 +346,12 @@ pub fn layout(report: &LayoutReport) -> String {
             .collect();
         body.push_str(&layout_metric(report, metric, &rows));
     }
+    if let Some(explain) = &report.explain {
+        body.push_str(&super::explain::html_explain(
+            explain,
+            &report.builds[0].name,
+        ));
+    }
     body.push_str(&notes(&report.notes));
     let title = if report.analyze.is_some() {
         "ghostbench analyze"

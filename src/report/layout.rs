@@ -1,11 +1,12 @@
 //! The reports of `layout`: the builds × metrics matrix for the terminal and
-//! for Markdown. They read `LayoutReport` and compute nothing new.
+//! for Markdown (`--explain`'s section: report/explain.rs). They read
+//! `LayoutReport` and compute nothing new.
 
+use super::explain::{markdown_explain, render_explain};
 use super::format::{trimmed, value};
 use super::table::Table;
 use super::terminal::paint;
 use crate::layout::analysis::fmt_ratio;
-use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, Ranking};
 use crate::layout::{LayoutReport, MatrixRow, State};
 use std::fmt::Write;
 
@@ -242,170 +243,6 @@ pub fn markdown(report: &LayoutReport) -> String {
             report.settings.confidence * 100.0,
             trimmed(report.settings.margin * 100.0)
         );
-    }
-    out
-}
-
-/// How the moved functions were ranked, in words.
-fn ranking_line(explain: &Explain, baseline: &str) -> String {
-    match (&explain.profile, explain.ranking) {
-        (Some(p), Ranking::Profile) => format!(
-            "ranked by the callgrind {} of {baseline}'s default layout ({} of it in the binary's functions)",
-            p.event,
-            percent(p.matched_share)
-        ),
-        _ => "ranked by how far the code moved inside its cache lines (no profile)".to_string(),
-    }
-}
-
-fn counts_line(b: &ExplainBuild, baseline: &str) -> String {
-    let mut line = format!(
-        "{} functions matched by name ({} only in {baseline}, {} only in {}), {} placed differently",
-        b.matched, b.only_in_baseline, b.only_in_build, b.build, b.changed
-    );
-    if b.changed_not_run > 0 {
-        let _ = write!(
-            line,
-            " ({} of them never ran in the profile)",
-            b.changed_not_run
-        );
-    }
-    line
-}
-
-fn offsets(old: u64, new: u64) -> String {
-    if old == new {
-        format!("{old}")
-    } else {
-        format!("{old} → {new}")
-    }
-}
-
-fn reasons(m: &MovedFunction) -> String {
-    let mut text: Vec<&str> = m.reasons.iter().map(|r| r.label()).collect();
-    text.dedup();
-    let mut out = text.join(", ");
-    if m.loops_moved > 0 {
-        let _ = write!(
-            out,
-            "; {} loop{} moved",
-            m.loops_moved,
-            if m.loops_moved == 1 { "" } else { "s" }
-        );
-    }
-    out
-}
-
-fn share(m: &MovedFunction) -> String {
-    match m.hot_share {
-        None => "-".into(),
-        Some(s) if s > 0.0 && s < 0.0005 => "<0.1%".into(),
-        Some(s) => percent(s),
-    }
-}
-
-/// `--explain` for the terminal: per build, the counts and the top moved functions.
-pub fn render_explain(explain: &Explain, baseline: &str) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Code placement of the default layouts against {baseline}'s, {}:",
-        ranking_line(explain, baseline)
-    );
-    for b in &explain.builds {
-        if let Some(error) = &b.error {
-            let _ = writeln!(out, "  {}: not compared: {error}", b.build);
-            continue;
-        }
-        let _ = writeln!(out, "  {}: {}", b.build, counts_line(b, baseline));
-        if b.functions.is_empty() {
-            continue;
-        }
-        let mut table = Table::new(&[
-            "function",
-            "hot",
-            "address",
-            "line offset",
-            "window offset",
-            "moved",
-            "why",
-        ]);
-        for m in &b.functions {
-            table.row(vec![
-                m.name.clone(),
-                share(m),
-                format!("{:#x} → {:#x}", m.old_address, m.new_address),
-                offsets(m.old_line_offset, m.new_line_offset),
-                offsets(m.old_window_offset, m.new_window_offset),
-                format!("{} B", m.moved_bytes),
-                reasons(m),
-            ]);
-        }
-        for line in table.render().lines() {
-            let _ = writeln!(out, "    {line}");
-        }
-    }
-    for note in &explain.notes {
-        let _ = writeln!(out, "  note: {note}");
-    }
-    out
-}
-
-/// `--explain` for Markdown.
-pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "#### Code placement of the default layouts against `{}`
-
-{}.
-",
-        escape(baseline),
-        escape(&ranking_line(explain, baseline))
-    );
-    for b in &explain.builds {
-        if let Some(error) = &b.error {
-            let _ = writeln!(
-                out,
-                "- `{}`: not compared: {}",
-                escape(&b.build),
-                escape(error)
-            );
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "**{}**: {}.
-",
-            escape(&b.build),
-            escape(&counts_line(b, baseline))
-        );
-        if b.functions.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "| function | hot | address | line offset | window offset | moved | why |"
-        );
-        let _ = writeln!(out, "|---|---:|---|---|---|---:|---|");
-        for m in &b.functions {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {:#x} → {:#x} | {} | {} | {} B | {} |",
-                escape(&m.name).replace('`', "'"),
-                share(m),
-                m.old_address,
-                m.new_address,
-                offsets(m.old_line_offset, m.new_line_offset),
-                offsets(m.old_window_offset, m.new_window_offset),
-                m.moved_bytes,
-                reasons(m)
-            );
-        }
-        let _ = writeln!(out);
-    }
-    for note in &explain.notes {
-        let _ = writeln!(out, "- note: {}", escape(note));
     }
     out
 }

@@ -2,6 +2,7 @@
 //! they all read the same plain report types and compute nothing new.
 
 pub mod code;
+pub mod explain;
 pub mod format;
 pub mod hint;
 pub mod html;
