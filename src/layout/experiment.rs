@@ -13,8 +13,9 @@ use super::{
     LayoutOptions, LayoutReport, LayoutRun, Look, Settings, State, Status, Timing, SCHEMA_VERSION,
 };
 use crate::run::command::CommandSpec;
+use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{environment, spawn, Prepared, RunFailure, Runner, RunnerOptions};
+use crate::run::{environment, Prepared, RunFailure, Runner, RunnerOptions};
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
@@ -133,53 +134,167 @@ pub fn run(
         },
         ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
     )?;
-    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-    let mut metric_names: Vec<(String, Unit)> = Vec::new();
-    let mut reused = 0;
-    let schedule = look_sizes(options.layouts, options.max_layouts);
-    for (look, &size) in schedule.iter().enumerate() {
-        // Build this batch of variants.
-        let build_started = Instant::now();
-        let batch: Vec<Variant> = (report.variants.len() as u64..size as u64)
-            .map(|seed| {
-                Variant::from_seed(
-                    seed,
-                    active(Source::Align),
-                    active(Source::Shift),
-                    active(Source::Shuffle),
-                )
-            })
-            .collect();
-        let jobs = build_jobs(options, &work_dir, &batch, &pads, linker.as_ref())?;
-        let results = build_batch(options, &jobs, on_progress);
-        report.timing.build_s += build_started.elapsed().as_secs_f64();
-        reused += results.iter().filter(|r| r.reused && r.ok).count();
-        let batch_seeds: Vec<u64> = batch
+    let mut build = |batch: &[Variant], progress: &mut dyn FnMut(&Progress)| -> Result<Batch> {
+        let started = Instant::now();
+        let jobs = build_jobs(options, &work_dir, batch, &pads, linker.as_ref())?;
+        let results = build_batch(options, &jobs, progress);
+        let seeds: Vec<u64> = batch
             .iter()
             .map(|v| v.seed)
             .filter(|&seed| results.iter().filter(|r| r.seed == seed).all(|r| r.ok))
             .collect();
+        Ok(Batch {
+            pairs: run_pairs(options, &jobs, &seeds)?,
+            results,
+            seeds,
+            build_s: started.elapsed().as_secs_f64(),
+        })
+    };
+    let sources_on = (
+        active(Source::Align),
+        active(Source::Shift),
+        active(Source::Shuffle),
+    );
+    look_loop(
+        options,
+        &mut runner,
+        sources_on,
+        &mut build,
+        &mut report,
+        on_progress,
+    )?;
+    let reused = report
+        .build_results
+        .iter()
+        .filter(|r| r.reused && r.ok)
+        .count();
+    report.settings.layouts = report.variants.len();
+    report.notes.extend(runner.notes());
+    if reused > 0 {
+        report.notes.push(format!(
+            "{reused} of {} builds reused from identical inputs (cache in {})",
+            report.build_results.len(),
+            work_dir.display()
+        ));
+    }
+    let first_failure = report.failed_builds().next().cloned();
+    if let Some(f) = first_failure {
+        let failed_seeds = report.variants.len() - report.used_seeds.len();
+        report.notes.push(format!(
+            "{failed_seeds} of {} variants left out because a build failed; first: {} seed {}: {}",
+            report.variants.len(),
+            options.builds[f.build].name,
+            f.seed,
+            f.error.as_deref().unwrap_or("failed")
+        ));
+    }
+    if report.status.state == State::BuildFailed {
+        report.timing.total_s = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    if options.max_layouts.is_some() {
+        report.notes.push(auto_note(&report, options));
+    }
+    report.notes.push(format!(
+        "environment jitter: {} of 0–{} bytes per run, recorded per run",
+        crate::run::JITTER_VARIABLE,
+        crate::run::JITTER_MAX_BYTES - 1
+    ));
+    let metrics = report.matrix.len() / options.builds.len();
+    let comparisons = comparisons(metrics, options.builds.len());
+    if comparisons > 1 {
+        report.notes.push(format!(
+            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni{})",
+            report.settings.confidence * 100.0,
+            if report.looks.len() > 1 || options.max_layouts.is_some() {
+                ", and α split over the looks"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(top) = options.explain {
+        if report.status.state == State::Interrupted {
+            report
+                .notes
+                .push("--explain skipped: interrupted".to_string());
+        } else {
+            on_progress(&Progress {
+                phase: Phase::Explain,
+                done: 0,
+                total: 1,
+                message: "comparing the default layouts' code placement".into(),
+            });
+            let built: Vec<bool> = (0..options.builds.len())
+                .map(|b| {
+                    report
+                        .build_results
+                        .iter()
+                        .any(|r| r.build == b && r.seed == 0 && r.ok)
+                })
+                .collect();
+            let explain_started = Instant::now();
+            report.explain = Some(super::explain::explain(options, &work_dir, &built, top));
+            report.timing.explain_s = explain_started.elapsed().as_secs_f64();
+        }
+    }
+    report.timing.total_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// One batch of variants, built: the build results, the seeds that built
+/// for every build, and the run command of each (build, seed).
+pub struct Batch {
+    pub results: Vec<BuildResult>,
+    pub seeds: Vec<u64>,
+    pub pairs: Vec<(usize, u64, Prepared)>,
+    pub build_s: f64,
+}
+
+/// Builds one batch of variants, reporting progress.
+pub type BuildFn<'a> = dyn FnMut(&[Variant], &mut dyn FnMut(&Progress)) -> Result<Batch> + 'a;
+
+/// The looks: build a batch of variants (`build`), run its rounds on
+/// `executor`, analyse everything so far, and stop when every comparison is
+/// decided, the schedule ends, a run fails, Ctrl-C, or `--max-time`.
+/// `sources_on` says which of align, shift and shuffle perturb the variants.
+pub fn look_loop(
+    options: &LayoutOptions,
+    executor: &mut dyn Executor,
+    sources_on: (bool, bool, bool),
+    build: &mut BuildFn<'_>,
+    report: &mut LayoutReport,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<()> {
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let mut metric_names: Vec<(String, Unit)> = Vec::new();
+    let schedule = look_sizes(options.layouts, options.max_layouts);
+    for (look, &size) in schedule.iter().enumerate() {
+        let batch: Vec<Variant> = (report.variants.len() as u64..size as u64)
+            .map(|seed| Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2))
+            .collect();
+        let built = build(&batch, on_progress)?;
+        report.timing.build_s += built.build_s;
         report.variants.extend(batch);
-        report.used_seeds.extend(&batch_seeds);
-        report.build_results.extend(results);
+        report.used_seeds.extend(&built.seeds);
+        report.build_results.extend(built.results);
         if look == 0 {
-            if let Some(status) = too_few_built(options, &report) {
+            if let Some(status) = too_few_built(options, report) {
                 report.status = status;
-                break;
+                return Ok(());
             }
         }
 
         // Run it.
-        let pairs = run_pairs(options, &jobs, &batch_seeds)?;
         let run_started = Instant::now();
         let budget = options
             .max_time
             .map(|limit| limit.saturating_sub(Duration::from_secs_f64(report.timing.run_s)));
         let outcome = run_rounds(
             options,
-            &mut runner,
+            executor,
             &mut rng,
-            &pairs,
+            &built.pairs,
             budget,
             &mut report.runs,
             &mut metric_names,
@@ -196,7 +311,7 @@ pub fn run(
                     Unit::Seconds
                 ),
                 options.rounds,
-                pairs.len() / options.builds.len()
+                built.pairs.len() / options.builds.len()
             ));
         }
 
@@ -242,77 +357,7 @@ pub fn run(
             break;
         }
     }
-    report.settings.layouts = report.variants.len();
-    report.notes.extend(runner.match_notes());
-    if reused > 0 {
-        report.notes.push(format!(
-            "{reused} of {} builds reused from identical inputs (cache in {})",
-            report.build_results.len(),
-            work_dir.display()
-        ));
-    }
-    let first_failure = report.failed_builds().next().cloned();
-    if let Some(f) = first_failure {
-        let failed_seeds = report.variants.len() - report.used_seeds.len();
-        report.notes.push(format!(
-            "{failed_seeds} of {} variants left out because a build failed; first: {} seed {}: {}",
-            report.variants.len(),
-            options.builds[f.build].name,
-            f.seed,
-            f.error.as_deref().unwrap_or("failed")
-        ));
-    }
-    if report.status.state == State::BuildFailed {
-        report.timing.total_s = started.elapsed().as_secs_f64();
-        return Ok(report);
-    }
-    if options.max_layouts.is_some() {
-        report.notes.push(auto_note(&report, options));
-    }
-    report.notes.push(format!(
-        "environment jitter: {} of 0–{} bytes per run, recorded per run",
-        crate::run::JITTER_VARIABLE,
-        crate::run::JITTER_MAX_BYTES - 1
-    ));
-    let comparisons = comparisons(metric_names.len(), options.builds.len());
-    if comparisons > 1 {
-        report.notes.push(format!(
-            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni{})",
-            report.settings.confidence * 100.0,
-            if report.looks.len() > 1 || options.max_layouts.is_some() {
-                ", and α split over the looks"
-            } else {
-                ""
-            }
-        ));
-    }
-    if let Some(top) = options.explain {
-        if report.status.state == State::Interrupted {
-            report
-                .notes
-                .push("--explain skipped: interrupted".to_string());
-        } else {
-            on_progress(&Progress {
-                phase: Phase::Explain,
-                done: 0,
-                total: 1,
-                message: "comparing the default layouts' code placement".into(),
-            });
-            let built: Vec<bool> = (0..options.builds.len())
-                .map(|b| {
-                    report
-                        .build_results
-                        .iter()
-                        .any(|r| r.build == b && r.seed == 0 && r.ok)
-                })
-                .collect();
-            let explain_started = Instant::now();
-            report.explain = Some(super::explain::explain(options, &work_dir, &built, top));
-            report.timing.explain_s = explain_started.elapsed().as_secs_f64();
-        }
-    }
-    report.timing.total_s = started.elapsed().as_secs_f64();
-    Ok(report)
+    Ok(())
 }
 
 /// What `--layouts auto` did, in one line.
@@ -490,7 +535,7 @@ struct RoundsOutcome {
 #[allow(clippy::too_many_arguments)]
 fn run_rounds(
     options: &LayoutOptions,
-    runner: &mut Runner,
+    runner: &mut dyn Executor,
     rng: &mut ChaCha8Rng,
     pairs: &[(usize, u64, Prepared)],
     budget: Option<Duration>,
@@ -535,7 +580,7 @@ fn run_rounds(
                     format!("round {}/{}", round - options.warmup + 1, options.rounds)
                 },
             });
-            if spawn::interrupted() {
+            if runner.interrupted() {
                 return RoundsOutcome {
                     status: Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into())),
                     rounds_done: None,
@@ -742,5 +787,236 @@ fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
         shell: o.shell,
         seed: o.seed,
         work_dir: work_dir.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod loop_tests {
+    //! The look loop on a scripted executor and scripted builds: no compiler
+    //! or process runs and no time passes, so every outcome is exact.
+    use super::*;
+    use crate::layout::BuildSpec;
+    use crate::run::executor::{mock_command, MockExecutor, Step};
+
+    fn options() -> LayoutOptions {
+        let spec = |name: &str| BuildSpec {
+            name: name.into(),
+            template: String::new(),
+        };
+        LayoutOptions {
+            builds: vec![spec("A"), spec("B")],
+            rounds: 3,
+            warmup: 0,
+            ..LayoutOptions::default()
+        }
+    }
+
+    fn empty_report(options: &LayoutOptions) -> LayoutReport {
+        LayoutReport {
+            schema: "ghostbench.layout",
+            schema_version: SCHEMA_VERSION,
+            builds: options.builds.clone(),
+            settings: settings(options, Path::new("/mock")),
+            sources: Vec::new(),
+            variants: Vec::new(),
+            used_seeds: Vec::new(),
+            build_results: Vec::new(),
+            status: Status::new(State::Finished, None),
+            environment: environment::capture("test", &[]),
+            matrix: Vec::new(),
+            looks: Vec::new(),
+            notes: Vec::new(),
+            timing: Timing {
+                build_s: 0.0,
+                run_s: 0.0,
+                explain_s: 0.0,
+                total_s: 0.0,
+            },
+            runs: Vec::new(),
+            explain: None,
+            analyze: None,
+        }
+    }
+
+    /// Scripted builds: every variant builds, except `failing` seeds of B.
+    fn builds(failing: &'static [u64]) -> Box<BuildFn<'static>> {
+        Box::new(move |batch: &[Variant], _: &mut dyn FnMut(&Progress)| {
+            let mut results = Vec::new();
+            let mut pairs = Vec::new();
+            for (b, name) in ["A", "B"].iter().enumerate() {
+                for v in batch {
+                    let ok = !(b == 1 && failing.contains(&v.seed));
+                    results.push(BuildResult {
+                        build: b,
+                        seed: v.seed,
+                        ok,
+                        reused: false,
+                        seconds: 0.0,
+                        command: format!("build {name} {}", v.seed),
+                        error: (!ok).then(|| "no such flag".to_string()),
+                        output_tail: Vec::new(),
+                    });
+                }
+            }
+            let seeds: Vec<u64> = batch
+                .iter()
+                .map(|v| v.seed)
+                .filter(|s| !failing.contains(s))
+                .collect();
+            for (b, name) in ["A", "B"].iter().enumerate() {
+                for &seed in &seeds {
+                    pairs.push((b, seed, mock_command(&format!("{name} seed {seed}"))));
+                }
+            }
+            Ok(Batch {
+                results,
+                seeds,
+                pairs,
+                build_s: 0.0,
+            })
+        })
+    }
+
+    /// B/A per variant: 1 at the default layout, ±3% alternating over
+    /// variants 1–7, exactly 1 from variant 8 on. A takes 10 ms.
+    fn runs(_call: usize, name: &str) -> Step {
+        let seed: u64 = name.rsplit(' ').next().unwrap().parse().unwrap();
+        let d: f64 = match seed {
+            1..=7 if seed % 2 == 1 => 0.03,
+            1..=7 => -0.03,
+            _ => 0.0,
+        };
+        Step::Wall(0.010 * if name.starts_with('B') { d.exp() } else { 1.0 })
+    }
+
+    fn experiment(
+        options: &LayoutOptions,
+        mock: &mut MockExecutor,
+        failing: &'static [u64],
+    ) -> LayoutReport {
+        let mut report = empty_report(options);
+        look_loop(
+            options,
+            mock,
+            (true, false, false),
+            &mut *builds(failing),
+            &mut report,
+            &mut |_| {},
+        )
+        .unwrap();
+        report
+    }
+
+    #[test]
+    fn auto_adds_layouts_until_the_verdict_at_the_third_look() {
+        // Look 1 (8 layouts): trimmed log ratios −3, −3, 0, +3, +3, +3 (%),
+        // an interval far wider than ±1%: UNKNOWN. Look 2 (16): trimming 3
+        // per side leaves nine 0s and one +3%; winsorized sd 1.34%, SE
+        // 0.548%, t(0.99583, 9) ≈ 3.4: ±1.8%, UNKNOWN. Look 3 (32): trimming
+        // 6 per side drops every ±3%: [1, 1], SAME.
+        let options = options();
+        let mut mock = MockExecutor::new(runs);
+        let report = experiment(&options, &mut mock, &[]);
+        let sizes: Vec<usize> = report.looks.iter().map(|l| l.layouts).collect();
+        assert_eq!(sizes, [8, 16, 32]);
+        assert_eq!(
+            report.looks.iter().map(|l| l.undecided).collect::<Vec<_>>(),
+            [1, 1, 0]
+        );
+        let c = report.matrix[1].comparison.as_ref().unwrap();
+        assert_eq!(c.verdict, Verdict::Same, "{c:?}");
+        // α spent: 1/2, 1/6 and the remaining 1/3 of 0.05.
+        let levels: Vec<f64> = report.looks.iter().map(|l| l.confidence).collect();
+        for (level, expected) in
+            levels
+                .iter()
+                .zip([1.0 - 0.025, 1.0 - 0.05 / 6.0, 1.0 - 0.05 / 3.0])
+        {
+            assert!((level - expected).abs() < 1e-12, "{levels:?}");
+        }
+        assert_eq!(mock.calls.len(), 2 * 32 * 3);
+        assert_eq!(report.status.state, State::Finished);
+    }
+
+    #[test]
+    fn a_fixed_count_looks_once() {
+        let options = LayoutOptions {
+            max_layouts: None,
+            ..options()
+        };
+        let mut mock = MockExecutor::new(runs);
+        let report = experiment(&options, &mut mock, &[]);
+        assert_eq!(report.looks.len(), 1);
+        assert_eq!(report.looks[0].confidence, 0.95);
+        assert_eq!(mock.calls.len(), 2 * 8 * 3);
+    }
+
+    #[test]
+    fn a_failure_mid_run_keeps_the_runs_before_it_and_analyses_them() {
+        let mut mock = MockExecutor::new(|call, name| {
+            if call == 20 {
+                Step::Fail("command failed: killed by signal 11 (SIGSEGV)".into())
+            } else {
+                runs(call, name)
+            }
+        });
+        let report = experiment(&options(), &mut mock, &[]);
+        assert_eq!(report.status.state, State::RunFailed);
+        assert!(report.status.message.clone().unwrap().contains("SIGSEGV"));
+        assert_eq!(report.runs.len(), 20);
+        assert_eq!(report.looks.len(), 1);
+        assert_eq!(report.matrix.len(), 2);
+    }
+
+    #[test]
+    fn a_timeout_is_a_run_failure_with_its_cause() {
+        let mut mock = MockExecutor::new(|call, name| {
+            if call == 5 {
+                Step::Timeout
+            } else {
+                runs(call, name)
+            }
+        });
+        let report = experiment(&options(), &mut mock, &[]);
+        assert_eq!(report.status.state, State::RunFailed);
+        assert!(report.status.message.clone().unwrap().contains("timed out"));
+        assert_eq!(report.runs.len(), 5);
+    }
+
+    #[test]
+    fn ctrl_c_keeps_the_runs_and_the_partial_json_holds_them() {
+        let mut mock = MockExecutor::new(|call, name| {
+            if call == 30 {
+                Step::Interrupt
+            } else {
+                runs(call, name)
+            }
+        });
+        let report = experiment(&options(), &mut mock, &[]);
+        assert_eq!(report.status.state, State::Interrupted);
+        assert_eq!(report.runs.len(), 30);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("partial.json");
+        crate::report::json::write(&report, &path).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(json["status"]["state"], "interrupted");
+        assert_eq!(json["runs"].as_array().unwrap().len(), 30);
+    }
+
+    #[test]
+    fn a_failed_build_drops_its_seed_for_every_build() {
+        let mut mock = MockExecutor::new(runs);
+        let options = LayoutOptions {
+            max_layouts: None,
+            ..options()
+        };
+        let report = experiment(&options, &mut mock, &[2, 5]);
+        assert_eq!(report.used_seeds, [0, 1, 3, 4, 6, 7]);
+        assert!(mock
+            .calls
+            .iter()
+            .all(|(name, ..)| !name.ends_with(" 2") && !name.ends_with(" 5")));
+        assert_eq!(report.build_results.iter().filter(|r| !r.ok).count(), 2);
     }
 }
