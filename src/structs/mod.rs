@@ -8,6 +8,7 @@ pub mod elf;
 pub mod hazards;
 pub mod layout;
 pub mod suggest;
+pub mod sync;
 
 use anyhow::Result;
 use rayon::prelude::*;

@@ -1,0 +1,100 @@
+//! The attributes of one DIE that type reading needs, read in one pass over its
+//! abbreviation: names stay unresolved (`Str`), references become unit offsets, and
+//! DWARF 2 `DW_OP_plus_uconst` member locations become plain offsets.
+
+use super::table::Str;
+use super::Slice;
+use anyhow::Result;
+use gimli::{constants as dw, AttributeValue, Reader};
+
+#[derive(Default)]
+pub(super) struct Attrs<'a> {
+    pub name: Option<Str<'a>>,
+    pub byte_size: Option<u64>,
+    pub bit_size: Option<u64>,
+    pub data_bit_offset: Option<u64>,
+    pub bit_offset: Option<u64>,
+    pub location: Option<u64>,
+    pub ty: Option<u64>,
+    pub alignment: Option<u64>,
+    pub count: Option<u64>,
+    pub upper_bound: Option<i64>,
+    pub lower_bound: Option<i64>,
+    pub declaration: bool,
+    pub external: bool,
+    pub sibling: Option<u64>,
+    pub encoding: Option<u8>,
+    pub decl_file: Option<u64>,
+    pub decl_line: Option<u64>,
+}
+
+pub(super) fn read_attrs<'a>(
+    entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+    abbrev: &gimli::Abbreviation,
+) -> Result<Attrs<'a>> {
+    let mut a = Attrs::default();
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        match attr.name() {
+            dw::DW_AT_name => a.name = Some(Str::Attr(attr.value())),
+            dw::DW_AT_byte_size => a.byte_size = attr.udata_value(),
+            dw::DW_AT_bit_size => a.bit_size = attr.udata_value(),
+            dw::DW_AT_data_bit_offset => a.data_bit_offset = attr.udata_value(),
+            dw::DW_AT_bit_offset => a.bit_offset = attr.udata_value(),
+            dw::DW_AT_data_member_location => {
+                a.location = match attr.value() {
+                    AttributeValue::Exprloc(expr) => plus_uconst(expr.0),
+                    _ => attr.udata_value(),
+                }
+            }
+            dw::DW_AT_type => a.ty = unit_ref(attr.value()),
+            dw::DW_AT_sibling => a.sibling = unit_ref(attr.value()),
+            dw::DW_AT_alignment => a.alignment = attr.udata_value(),
+            dw::DW_AT_count => a.count = attr.udata_value(),
+            // data1..data8 are unsigned here (char buf[256] has upper bound 0xff).
+            dw::DW_AT_upper_bound => a.upper_bound = bound(&attr),
+            dw::DW_AT_lower_bound => a.lower_bound = bound(&attr),
+            dw::DW_AT_declaration => a.declaration = is_true(attr.value()),
+            dw::DW_AT_external => a.external = is_true(attr.value()),
+            dw::DW_AT_encoding => {
+                if let AttributeValue::Encoding(e) = attr.value() {
+                    a.encoding = Some(e.0)
+                }
+            }
+            dw::DW_AT_decl_file => a.decl_file = attr.udata_value(),
+            dw::DW_AT_decl_line => a.decl_line = attr.udata_value(),
+            _ => {}
+        }
+    }
+    Ok(a)
+}
+
+/// A reference inside the unit (`DW_FORM_ref*`); other forms are not followed.
+fn unit_ref(value: AttributeValue<Slice<'_>>) -> Option<u64> {
+    match value {
+        AttributeValue::UnitRef(o) => Some(o.0 as u64),
+        _ => None,
+    }
+}
+
+/// An array bound: signed only when the producer used `DW_FORM_sdata`.
+fn bound(attr: &gimli::Attribute<Slice<'_>>) -> Option<i64> {
+    match attr.value() {
+        AttributeValue::Sdata(v) => Some(v),
+        _ => attr.udata_value().map(|v| v as i64),
+    }
+}
+
+fn is_true(value: AttributeValue<Slice<'_>>) -> bool {
+    matches!(value, AttributeValue::Flag(true))
+}
+
+/// DWARF 2 style member location: `DW_OP_plus_uconst N`.
+fn plus_uconst(mut expr: Slice<'_>) -> Option<u64> {
+    let op = expr.read_u8().ok()?;
+    if op == dw::DW_OP_plus_uconst.0 {
+        expr.read_uleb128().ok()
+    } else {
+        None
+    }
+}

@@ -1,0 +1,106 @@
+//! A record's identity: a 64-bit hash of its name, scope, size, kind and members
+//! (names, places and type sizes), computed without reading names that are offsets
+//! into .debug_str, so a type already seen in another unit costs one hash.
+
+use super::builder::Builder;
+use super::table::{Node, Str};
+use gimli::AttributeValue;
+use std::hash::{Hash, Hasher};
+
+impl Builder<'_, '_> {
+    /// The identity of record `i`; equal records of different units hash alike.
+    pub(super) fn identity(&mut self, i: usize) -> u64 {
+        let mut h = FastHasher::default();
+        let count = match &self.t.nodes[i] {
+            Node::Record(r) => {
+                hash_str(r.name, &mut h);
+                hash_str(r.typedef_name, &mut h);
+                r.scope.hash(&mut h);
+                r.size.hash(&mut h);
+                (r.kind as u8).hash(&mut h);
+                r.members.len()
+            }
+            _ => 0,
+        };
+        for k in 0..count {
+            let m = &self.record(i).members[k];
+            hash_str(m.name, &mut h);
+            let place = (
+                m.location,
+                m.data_bit_offset,
+                m.bit_offset4,
+                m.bit_size,
+                m.base,
+            );
+            place.hash(&mut h);
+            if let Some(j) = self.target(m.ty) {
+                self.size(j, 0).hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+}
+
+/// Feed a name's identity to a hasher without reading the string when it is an
+/// offset into .debug_str (equal strings share one offset in a linked binary).
+fn hash_str<H: Hasher>(s: Option<Str<'_>>, h: &mut H) {
+    match s {
+        None => h.write_u8(0),
+        Some(Str::Bytes(b)) => {
+            h.write_u8(1);
+            h.write(b);
+        }
+        Some(Str::Attr(AttributeValue::String(b))) => {
+            h.write_u8(1);
+            h.write(b.slice());
+        }
+        Some(Str::Attr(AttributeValue::DebugStrRef(o))) => {
+            h.write_u8(2);
+            h.write_u64(o.0 as u64);
+        }
+        Some(Str::Attr(AttributeValue::DebugStrOffsetsIndex(o))) => {
+            h.write_u8(3);
+            h.write_u64(o.0 as u64);
+        }
+        Some(Str::Attr(AttributeValue::DebugLineStrRef(o))) => {
+            h.write_u8(4);
+            h.write_u64(o.0 as u64);
+        }
+        Some(Str::Attr(_)) => h.write_u8(5),
+    }
+}
+
+/// FxHash with a final avalanche: fast for the short keys of struct identities.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let mut word = [0u8; 8];
+        let rest = chunks.remainder();
+        word[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(word) ^ (rest.len() as u64) << 56);
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // splitmix64's finaliser
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}

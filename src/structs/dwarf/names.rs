@@ -1,0 +1,145 @@
+//! Type naming: a record's qualified name, a type spelled as C would spell it, the
+//! file a record is declared in (from the unit's line table), and `unqualified`.
+
+use super::builder::{Builder, MAX_DEPTH};
+use super::table::{Node, Qual, Record};
+use std::collections::HashMap;
+
+impl<'a> Builder<'a, '_> {
+    /// `scope::name`, or the typedef name of an anonymous record.
+    pub(super) fn record_name(&self, r: &Record<'a>) -> Option<String> {
+        let base = r.name.or(r.typedef_name)?;
+        let base = self.text(base);
+        Some(if r.scope.is_empty() || r.name.is_none() {
+            base
+        } else {
+            format!("{}::{base}", r.scope)
+        })
+    }
+
+    /// The type as C would spell it.
+    pub(super) fn name(&mut self, i: usize, depth: u32) -> String {
+        if depth > MAX_DEPTH {
+            return "?".to_string();
+        }
+        match &self.t.nodes[i] {
+            Node::Base { name, .. } => self.text(*name),
+            Node::Other { name, .. } => name.map(|n| self.text(n)).unwrap_or_else(|| "void".into()),
+            Node::Enum { name, .. } => match name {
+                Some(n) => format!("enum {}", self.text(*n)),
+                None => "enum {...}".to_string(),
+            },
+            Node::Typedef { name, .. } => self.text(*name),
+            Node::Function => "fn()".to_string(),
+            Node::Record(r) => match (r.name, self.record_name(r)) {
+                (Some(_), Some(n)) => format!("{} {n}", r.kind.keyword()),
+                (None, Some(n)) => n,
+                _ => format!("{} {{...}}", r.kind.keyword()),
+            },
+            Node::Pointer {
+                target, reference, ..
+            } => {
+                let star = if *reference { "&" } else { "*" };
+                match self.target(*target) {
+                    Some(j) => format!("{} {star}", self.name(j, depth + 1)),
+                    None => format!("void {star}"),
+                }
+            }
+            Node::Qual { kind, target } => {
+                let word = match kind {
+                    Qual::Const => "const",
+                    Qual::Volatile => "volatile",
+                    Qual::Restrict => "restrict",
+                    Qual::Atomic => "_Atomic",
+                };
+                let inner = match self.target(*target) {
+                    Some(j) => self.name(j, depth + 1),
+                    None => "void".to_string(),
+                };
+                format!("{word} {inner}")
+            }
+            Node::Array { elem, dims } => {
+                let dims: String = dims
+                    .iter()
+                    .map(|d| format!("[{}]", d.unwrap_or(0)))
+                    .collect();
+                let inner = match self.target(*elem) {
+                    Some(j) => self.name(j, depth + 1),
+                    None => "?".to_string(),
+                };
+                format!("{inner}{dims}")
+            }
+        }
+    }
+
+    /// The path of file `index` of the unit's line table (`dir/name`).
+    pub(super) fn file_name(&mut self, index: u64) -> Option<String> {
+        if self.files.is_none() {
+            self.files = Some(self.line_table_files());
+        }
+        self.files.as_ref().and_then(|f| f.get(&index).cloned())
+    }
+
+    /// Every file of the unit's line table by index (from 0 in DWARF 5, else from 1).
+    fn line_table_files(&self) -> HashMap<u64, String> {
+        let mut files = HashMap::new();
+        let Some(program) = &self.unit.line_program else {
+            return files;
+        };
+        let header = program.header();
+        let count = header.file_names().len() as u64;
+        let first = if header.version() >= 5 { 0 } else { 1 };
+        for n in first..first + count {
+            let Some(file) = header.file(n) else { continue };
+            let text = |v| {
+                self.dwarf
+                    .attr_string(self.unit, v)
+                    .ok()
+                    .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+            };
+            let Some(name) = text(file.path_name()) else {
+                continue;
+            };
+            let dir = file.directory(header).and_then(text);
+            let full = match dir {
+                Some(d) if !name.starts_with('/') && !d.is_empty() => format!("{d}/{name}"),
+                _ => name,
+            };
+            files.insert(n, full);
+        }
+        files
+    }
+}
+
+/// The last `::` component of a qualified name, ignoring `::` inside template arguments.
+pub fn unqualified(name: &str) -> &str {
+    let mut depth = 0i32;
+    let bytes = name.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' | b'(' => depth += 1,
+            b'>' | b')' => depth -= 1,
+            b':' if depth == 0 && i + 1 < bytes.len() && bytes[i + 1] == b':' => {
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    &name[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unqualified_names_ignore_template_scopes() {
+        assert_eq!(unqualified("ns::foo<std::string>"), "foo<std::string>");
+        assert_eq!(unqualified("plain"), "plain");
+        assert_eq!(unqualified("a::b::c"), "c");
+    }
+}

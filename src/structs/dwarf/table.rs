@@ -1,0 +1,432 @@
+//! One unit's DIEs → a compact table of its type DIEs (`Table`), in one forward pass:
+//! records with their data members, the types members point to, and the unit's
+//! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
+//! unresolved (`Str`) until a layout needs them.
+
+use super::attrs::{read_attrs, Attrs};
+use super::{Dwarf, Slice, Unit};
+use crate::structs::RecordKind;
+use anyhow::Result;
+use gimli::{constants as dw, AttributeValue, DwTag};
+
+/// A name as DWARF stores it, resolved only when needed: most names of most units
+/// belong to types already seen in another unit and are never read.
+#[derive(Clone, Copy)]
+pub(super) enum Str<'a> {
+    Bytes(&'a [u8]),
+    Attr(AttributeValue<Slice<'a>>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Qual {
+    Const,
+    Volatile,
+    Restrict,
+    Atomic,
+}
+
+pub(super) struct MemberNode<'a> {
+    pub name: Option<Str<'a>>,
+    pub ty: Option<u64>,
+    pub location: Option<u64>,
+    pub bit_size: Option<u64>,
+    pub data_bit_offset: Option<u64>,
+    /// DWARF 2/3 `DW_AT_bit_offset` (counted from the storage unit's high bit).
+    pub bit_offset4: Option<u64>,
+    /// DWARF 2/3 `DW_AT_byte_size` of a bitfield's storage unit.
+    pub byte_size4: Option<u64>,
+    pub alignment: Option<u64>,
+    pub base: bool,
+}
+
+pub(super) struct Record<'a> {
+    pub kind: RecordKind,
+    pub name: Option<Str<'a>>,
+    pub scope: String,
+    pub typedef_name: Option<Str<'a>>,
+    pub size: Option<u64>,
+    pub alignment: Option<u64>,
+    pub declaration: bool,
+    pub members: Vec<MemberNode<'a>>,
+    pub decl_file: Option<u64>,
+    pub decl_line: Option<u64>,
+}
+
+pub(super) enum Node<'a> {
+    Base {
+        name: Str<'a>,
+        size: u64,
+        encoding: u8,
+    },
+    Pointer {
+        size: u64,
+        target: Option<u64>,
+        reference: bool,
+    },
+    Qual {
+        kind: Qual,
+        target: Option<u64>,
+    },
+    Typedef {
+        name: Str<'a>,
+        target: Option<u64>,
+        alignment: Option<u64>,
+    },
+    Array {
+        elem: Option<u64>,
+        dims: Vec<Option<u64>>,
+    },
+    Record(Box<Record<'a>>),
+    Enum {
+        name: Option<Str<'a>>,
+        size: u64,
+    },
+    Function,
+    Other {
+        name: Option<Str<'a>>,
+        size: u64,
+    },
+}
+
+/// A variable at namespace scope: its name, type and `alignas`.
+pub(super) type Variable<'a> = (Str<'a>, u64, Option<u64>);
+
+/// The type DIEs of one unit, in DIE order (so lookups are binary searches).
+pub(super) struct Table<'a> {
+    pub offsets: Vec<u64>,
+    pub nodes: Vec<Node<'a>>,
+    pub variables: Vec<Variable<'a>>,
+}
+
+/// What the open parent DIE is, for the children read after it.
+#[derive(Clone)]
+enum Ctx {
+    Scope(Option<String>),
+    Record(usize),
+    Array(usize),
+    Skip,
+}
+
+/// What to do after one DIE: open it as `Ctx` for its children, or jump to a sibling.
+enum Step {
+    Open(Ctx),
+    Jump(u64),
+}
+
+/// Read the type DIEs of `unit`.
+pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table<'a>> {
+    let mut r = TableReader {
+        dwarf,
+        unit,
+        t: Table {
+            offsets: Vec::new(),
+            nodes: Vec::new(),
+            variables: Vec::new(),
+        },
+        stack: Vec::new(),
+    };
+    let mut entries = unit.entries_raw(None)?;
+    while !entries.is_empty() {
+        let offset = entries.next_offset().0 as u64;
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            r.stack.pop();
+            continue;
+        };
+        let parent = r.stack.last().cloned();
+        let next = if matches!(parent, Some(Ctx::Skip)) {
+            entries.skip_attributes(abbrev.attributes())?;
+            Ctx::Skip
+        } else {
+            match r.entry(&mut entries, abbrev, offset, parent)? {
+                Step::Open(ctx) => ctx,
+                Step::Jump(sibling) => {
+                    entries = unit.entries_raw(Some(gimli::UnitOffset(sibling as usize)))?;
+                    continue;
+                }
+            }
+        };
+        if abbrev.has_children() {
+            r.stack.push(next);
+        }
+    }
+    Ok(r.t)
+}
+
+struct TableReader<'a, 'd> {
+    dwarf: &'d Dwarf<'a>,
+    unit: &'d Unit<'a>,
+    t: Table<'a>,
+    /// One entry per open DIE with children.
+    stack: Vec<Ctx>,
+}
+
+impl<'a> TableReader<'a, '_> {
+    /// Read one DIE whose parent is not skipped.
+    fn entry(
+        &mut self,
+        entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+        abbrev: &gimli::Abbreviation,
+        offset: u64,
+        parent: Option<Ctx>,
+    ) -> Result<Step> {
+        let tag = abbrev.tag();
+        let ctx = match tag {
+            dw::DW_TAG_compile_unit
+            | dw::DW_TAG_partial_unit
+            | dw::DW_TAG_skeleton_unit
+            | dw::DW_TAG_type_unit => {
+                entries.skip_attributes(abbrev.attributes())?;
+                Ctx::Scope(None)
+            }
+            dw::DW_TAG_namespace => {
+                let a = read_attrs(entries, abbrev)?;
+                Ctx::Scope(Some(
+                    a.name
+                        .map(|n| resolve(self.dwarf, self.unit, n))
+                        .unwrap_or_else(|| "(anonymous namespace)".to_string()),
+                ))
+            }
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => {
+                let a = read_attrs(entries, abbrev)?;
+                Ctx::Record(self.record(tag, a, offset))
+            }
+            dw::DW_TAG_member | dw::DW_TAG_inheritance => match parent {
+                Some(Ctx::Record(r)) => {
+                    let a = read_attrs(entries, abbrev)?;
+                    self.member(r, tag, a);
+                    Ctx::Skip
+                }
+                _ => return self.other(entries, abbrev, offset),
+            },
+            dw::DW_TAG_variable => match parent {
+                Some(Ctx::Scope(_)) => {
+                    let a = read_attrs(entries, abbrev)?;
+                    if let (Some(name), Some(ty)) = (a.name, a.ty) {
+                        self.t.variables.push((name, ty, a.alignment));
+                    }
+                    Ctx::Skip
+                }
+                _ => return self.other(entries, abbrev, offset),
+            },
+            dw::DW_TAG_base_type | dw::DW_TAG_unspecified_type => {
+                let a = read_attrs(entries, abbrev)?;
+                self.push(offset, scalar(tag, a));
+                Ctx::Skip
+            }
+            dw::DW_TAG_pointer_type
+            | dw::DW_TAG_reference_type
+            | dw::DW_TAG_rvalue_reference_type
+            | dw::DW_TAG_ptr_to_member_type => {
+                let a = read_attrs(entries, abbrev)?;
+                self.push(offset, pointer(tag, a));
+                Ctx::Skip
+            }
+            dw::DW_TAG_const_type
+            | dw::DW_TAG_volatile_type
+            | dw::DW_TAG_restrict_type
+            | dw::DW_TAG_atomic_type
+            | dw::DW_TAG_immutable_type => {
+                let a = read_attrs(entries, abbrev)?;
+                self.push(offset, qualifier(tag, a));
+                Ctx::Skip
+            }
+            dw::DW_TAG_typedef => {
+                let a = read_attrs(entries, abbrev)?;
+                let node = Node::Typedef {
+                    name: a.name.unwrap_or(Str::Bytes(b"?")),
+                    target: a.ty,
+                    alignment: a.alignment,
+                };
+                self.push(offset, node);
+                Ctx::Skip
+            }
+            dw::DW_TAG_array_type => {
+                let a = read_attrs(entries, abbrev)?;
+                let node = Node::Array {
+                    elem: a.ty,
+                    dims: Vec::new(),
+                };
+                Ctx::Array(self.push(offset, node))
+            }
+            dw::DW_TAG_enumeration_type => {
+                let a = read_attrs(entries, abbrev)?;
+                let node = Node::Enum {
+                    name: a.name,
+                    size: a.byte_size.unwrap_or(4),
+                };
+                self.push(offset, node);
+                Ctx::Skip
+            }
+            dw::DW_TAG_subrange_type => match parent {
+                Some(Ctx::Array(i)) => {
+                    let a = read_attrs(entries, abbrev)?;
+                    self.dimension(i, &a);
+                    Ctx::Skip
+                }
+                _ => return self.other(entries, abbrev, offset),
+            },
+            dw::DW_TAG_subroutine_type => {
+                entries.skip_attributes(abbrev.attributes())?;
+                self.push(offset, Node::Function);
+                Ctx::Skip
+            }
+            _ => return self.other(entries, abbrev, offset),
+        };
+        Ok(Step::Open(ctx))
+    }
+
+    fn push(&mut self, offset: u64, node: Node<'a>) -> usize {
+        self.t.offsets.push(offset);
+        self.t.nodes.push(node);
+        self.t.nodes.len() - 1
+    }
+
+    /// A struct, class or union, named inside its enclosing namespaces and records.
+    fn record(&mut self, tag: DwTag, a: Attrs<'a>, offset: u64) -> usize {
+        let kind = match tag {
+            dw::DW_TAG_class_type => RecordKind::Class,
+            dw::DW_TAG_union_type => RecordKind::Union,
+            _ => RecordKind::Struct,
+        };
+        let scope = self.scope();
+        self.push(
+            offset,
+            Node::Record(Box::new(Record {
+                kind,
+                name: a.name,
+                scope,
+                typedef_name: None,
+                size: a.byte_size,
+                alignment: a.alignment,
+                declaration: a.declaration,
+                members: Vec::new(),
+                decl_file: a.decl_file,
+                decl_line: a.decl_line,
+            })),
+        )
+    }
+
+    /// A data member or base class of record `r`; static members are left out.
+    fn member(&mut self, r: usize, tag: DwTag, a: Attrs<'a>) {
+        let is_static =
+            a.declaration || (a.external && a.location.is_none() && a.data_bit_offset.is_none());
+        if is_static {
+            return;
+        }
+        if let Node::Record(rec) = &mut self.t.nodes[r] {
+            rec.members.push(MemberNode {
+                name: a.name,
+                ty: a.ty,
+                location: a.location,
+                bit_size: a.bit_size,
+                data_bit_offset: a.data_bit_offset,
+                bit_offset4: a.bit_offset,
+                byte_size4: if a.bit_size.is_some() {
+                    a.byte_size
+                } else {
+                    None
+                },
+                alignment: a.alignment,
+                base: tag == dw::DW_TAG_inheritance,
+            });
+        }
+    }
+
+    /// One dimension of array `i`: DW_AT_count, else upper − lower + 1.
+    fn dimension(&mut self, i: usize, a: &Attrs<'a>) {
+        let count = a.count.or_else(|| {
+            a.upper_bound
+                .map(|u| (u - a.lower_bound.unwrap_or(0) + 1).max(0) as u64)
+        });
+        if let Node::Array { dims, .. } = &mut self.t.nodes[i] {
+            dims.push(count);
+        }
+    }
+
+    /// Function bodies and everything else: jump over the subtree when the producer
+    /// gave DW_AT_sibling, else skip it entry by entry.
+    fn other(
+        &mut self,
+        entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+        abbrev: &gimli::Abbreviation,
+        offset: u64,
+    ) -> Result<Step> {
+        if abbrev.has_children() && abbrev.tag() == dw::DW_TAG_subprogram {
+            let a = read_attrs(entries, abbrev)?;
+            if let Some(sibling) = a.sibling.filter(|s| *s > offset) {
+                return Ok(Step::Jump(sibling));
+            }
+        } else {
+            entries.skip_attributes(abbrev.attributes())?;
+        }
+        Ok(Step::Open(Ctx::Skip))
+    }
+
+    /// `ns::outer` for a DIE whose parents are namespaces and named records.
+    fn scope(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for c in &self.stack {
+            match c {
+                Ctx::Scope(Some(n)) => parts.push(n.clone()),
+                Ctx::Record(i) => {
+                    if let Node::Record(r) = &self.t.nodes[*i] {
+                        if let Some(n) = r.name {
+                            parts.push(resolve(self.dwarf, self.unit, n));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        parts.join("::")
+    }
+}
+
+/// A base type, or `DW_TAG_unspecified_type` (`void`, `decltype(nullptr)`).
+fn scalar(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
+    if tag == dw::DW_TAG_base_type {
+        Node::Base {
+            name: a.name.unwrap_or(Str::Bytes(b"?")),
+            size: a.byte_size.unwrap_or(0),
+            encoding: a.encoding.unwrap_or(0),
+        }
+    } else {
+        Node::Other {
+            name: a.name,
+            size: a.byte_size.unwrap_or(0),
+        }
+    }
+}
+
+/// Pointers and references; a pointer to member is two words and points nowhere.
+fn pointer(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
+    let to_member = tag == dw::DW_TAG_ptr_to_member_type;
+    Node::Pointer {
+        size: a.byte_size.unwrap_or(if to_member { 16 } else { 8 }),
+        target: if to_member { None } else { a.ty },
+        reference: tag != dw::DW_TAG_pointer_type && !to_member,
+    }
+}
+
+/// `const`, `volatile`, `restrict`, `_Atomic` (D's `immutable` reads as `const`).
+fn qualifier(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
+    let kind = match tag {
+        dw::DW_TAG_volatile_type => Qual::Volatile,
+        dw::DW_TAG_restrict_type => Qual::Restrict,
+        dw::DW_TAG_atomic_type => Qual::Atomic,
+        _ => Qual::Const,
+    };
+    Node::Qual { kind, target: a.ty }
+}
+
+/// The text of a name; names that cannot be read become `?`.
+pub(super) fn resolve<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>, s: Str<'a>) -> String {
+    let bytes = match s {
+        Str::Bytes(b) => b,
+        Str::Attr(v) => match dwarf.attr_string(unit, v) {
+            Ok(r) => r.slice(),
+            Err(_) => b"?",
+        },
+    };
+    String::from_utf8_lossy(bytes).into_owned()
+}
