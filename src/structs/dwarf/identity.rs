@@ -1,16 +1,18 @@
 //! A record's identity: a 64-bit hash of its name, scope, size, kind and members
 //! (names, places and type sizes), computed without reading names that are offsets
-//! into .debug_str, so a type already seen in another unit costs one hash.
+//! into .debug_str, so a type already seen in another unit costs one hash. The hasher
+//! is rustc-hash's FxHasher (fast on short keys; `Seen` re-hashes the u64 it returns).
 
 use super::builder::Builder;
 use super::table::{Node, Str};
 use gimli::AttributeValue;
+use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 impl Builder<'_, '_> {
     /// The identity of record `i`; equal records of different units hash alike.
     pub(super) fn identity(&mut self, i: usize) -> u64 {
-        let mut h = FastHasher::default();
+        let mut h = FxHasher::default();
         let count = match &self.t.nodes[i] {
             Node::Record(r) => {
                 hash_str(r.name, &mut h);
@@ -67,40 +69,5 @@ fn hash_str<H: Hasher>(s: Option<Str<'_>>, h: &mut H) {
             h.write_u64(o.0 as u64);
         }
         Some(Str::Attr(_)) => h.write_u8(5),
-    }
-}
-
-/// FxHash with a final avalanche: fast for the short keys of struct identities.
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        let mut word = [0u8; 8];
-        let rest = chunks.remainder();
-        word[..rest.len()].copy_from_slice(rest);
-        self.write_u64(u64::from_le_bytes(word) ^ (rest.len() as u64) << 56);
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // splitmix64's finaliser
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 }
