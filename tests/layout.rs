@@ -636,6 +636,57 @@ fn demo_with_one_compiler_shows_a_real_effect_and_a_ghost() {
             );
         }
     }
+    // Issue 10's story: at least one ARTIFACT and one FASTER/SLOWER, at most
+    // one UNKNOWN. It held in every run on a quiet machine (3 of 3 seeds) and
+    // in 4 of 6 at load average 4-5, where a busy default layout can hide the
+    // ghost; so a miss is retried with two other seeds (each retry is
+    // printed), and all three missing fails the test.
+    let story = |report: &Value| {
+        let count = |v: &[&str]| {
+            report["matrix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| {
+                    r["comparison"]["verdict"]
+                        .as_str()
+                        .is_some_and(|x| v.contains(&x))
+                })
+                .count()
+        };
+        (
+            count(&["ARTIFACT"]),
+            count(&["FASTER", "SLOWER"]),
+            count(&["UNKNOWN"]),
+        )
+    };
+    let holds = |(artifact, real, unknown): (usize, usize, usize)| {
+        artifact >= 1 && real >= 1 && unknown <= 1
+    };
+    let mut outcome = story(&report);
+    let mut seed = 1;
+    while !holds(outcome) && seed < 3 {
+        seed += 1;
+        eprintln!("demo story missed with (ARTIFACT, FASTER/SLOWER, UNKNOWN) = {outcome:?}; retrying with --seed {seed}");
+        ghostbench(dir.path())
+            .args([
+                "demo",
+                "--max-compilers",
+                "1",
+                "--quiet",
+                "--color",
+                "never",
+            ])
+            .args(["--seed", &seed.to_string(), "--json"])
+            .arg(&json)
+            .assert()
+            .success();
+        outcome = story(&read_json(&json));
+    }
+    assert!(
+        holds(outcome),
+        "(ARTIFACT, FASTER/SLOWER, UNKNOWN) = {outcome:?} with three seeds"
+    );
 }
 
 /// The address of a defined text symbol, from `nm` (the oracle for `--explain`).
