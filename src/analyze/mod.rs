@@ -20,7 +20,7 @@ pub mod input;
 pub mod layouts;
 
 use crate::compare::analysis::{self, MetricInput};
-use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
+use crate::compare::{self, CompareOptions, CompareReport, CounterReport};
 use crate::layout::LayoutReport;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
@@ -326,7 +326,6 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
                 schema_version: compare::SCHEMA_VERSION,
                 commands: commands.to_vec(),
                 settings: CompareOptions {
-                    commands,
                     metrics: Vec::new(),
                     higher_is_better: hib,
                     margin,
@@ -335,20 +334,11 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
                     min_runs: sizes.iter().copied().min().unwrap_or(0),
                     max_runs: sizes.iter().copied().max().unwrap_or(0),
                     max_time: Duration::ZERO,
-                    order: Order::Abba,
                     env_jitter: false,
                     spawn_correction: false,
-                    pin: None,
-                    prepare: None,
-                    setup: None,
-                    cleanup: None,
-                    ignore_failure: false,
-                    input: None,
-                    timeout: None,
-                    counters: false,
-                    simulate: false,
                     seed: options.seed,
                     command_line: options.command_line.clone(),
+                    ..CompareOptions::for_commands(commands)
                 },
                 status: Status::new(state, None),
                 stopped_by: None,

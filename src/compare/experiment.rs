@@ -569,7 +569,6 @@ mod tests {
     use super::*;
     use crate::run::command::CommandSpec;
     use crate::run::executor::{mock_command, MockExecutor, Step};
-    use crate::run::metric::MetricSpec;
 
     fn options() -> CompareOptions {
         let spec = |name: &str| CommandSpec {
@@ -579,29 +578,10 @@ mod tests {
             shell: false,
         };
         CompareOptions {
-            commands: [spec("a"), spec("b")],
-            metrics: vec![MetricSpec::Wall],
-            higher_is_better: false,
-            margin: 0.01,
-            alpha: 0.05,
-            warmup: 1,
-            min_runs: 5,
-            max_runs: 100,
             max_time: Duration::from_secs(3600),
-            order: Order::Abba,
             env_jitter: false,
             spawn_correction: false,
-            pin: None,
-            prepare: None,
-            setup: None,
-            cleanup: None,
-            ignore_failure: false,
-            input: None,
-            timeout: None,
-            counters: false,
-            simulate: false,
-            seed: 1,
-            command_line: Vec::new(),
+            ..CompareOptions::for_commands([spec("a"), spec("b")])
         }
     }
 
@@ -710,11 +690,7 @@ mod tests {
         assert!(mock.unmeasured.is_empty());
         assert!(report.notes.iter().any(|n| n.contains("--cleanup skipped")));
         // What the CLI writes on Ctrl-C: the partial report as JSON.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("partial.json");
-        crate::report::json::write(&report, &path).unwrap();
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let json = crate::report::json::written(&report);
         assert_eq!(json["status"]["state"], "interrupted");
         assert_eq!(json["runs"].as_array().unwrap().len(), 9);
     }

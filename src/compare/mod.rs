@@ -77,6 +77,39 @@ pub struct CompareOptions {
     pub command_line: Vec<String>,
 }
 
+impl CompareOptions {
+    /// The command line's defaults for two commands: `wall`, ±1%, α = 0.05,
+    /// 1 warm-up round, 5 to 100 runs in 60 s, ABBA order, env jitter and the
+    /// process-start correction on, seed 1.
+    pub fn for_commands(commands: [CommandSpec; 2]) -> Self {
+        CompareOptions {
+            commands,
+            metrics: vec![MetricSpec::Wall],
+            higher_is_better: false,
+            margin: 0.01,
+            alpha: 0.05,
+            warmup: 1,
+            min_runs: 5,
+            max_runs: 100,
+            max_time: Duration::from_secs(60),
+            order: Order::Abba,
+            env_jitter: true,
+            spawn_correction: true,
+            pin: None,
+            prepare: None,
+            setup: None,
+            cleanup: None,
+            ignore_failure: false,
+            input: None,
+            timeout: None,
+            counters: false,
+            simulate: false,
+            seed: 1,
+            command_line: Vec::new(),
+        }
+    }
+}
+
 fn metric_labels<S: serde::Serializer>(metrics: &[MetricSpec], out: S) -> Result<S::Ok, S::Error> {
     out.collect_seq(metrics.iter().map(MetricSpec::label))
 }

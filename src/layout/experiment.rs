@@ -97,30 +97,7 @@ pub fn run(
 
     let (sources, linker, pads) = resolve_sources(options, &work_dir);
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
-    let mut report = LayoutReport {
-        schema: "ghostbench.layout",
-        schema_version: SCHEMA_VERSION,
-        builds: options.builds.clone(),
-        settings: settings(options, &work_dir),
-        sources: sources.clone(),
-        variants: Vec::new(),
-        used_seeds: Vec::new(),
-        build_results: Vec::new(),
-        status: Status::new(State::Finished, None),
-        environment: environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line),
-        matrix: Vec::new(),
-        looks: Vec::new(),
-        notes: Vec::new(),
-        timing: Timing {
-            build_s: 0.0,
-            run_s: 0.0,
-            explain_s: 0.0,
-            total_s: 0.0,
-        },
-        runs: Vec::new(),
-        explain: None,
-        analyze: None,
-    };
+    let mut report = new_report(options, &work_dir, sources.clone());
     let mut runner = Runner::new(
         RunnerOptions {
             pin: options.pin,
@@ -358,6 +335,38 @@ pub fn look_loop(
         }
     }
     Ok(())
+}
+
+/// A report with nothing built or run yet.
+fn new_report(
+    options: &LayoutOptions,
+    work_dir: &Path,
+    sources: Vec<SourceStatus>,
+) -> LayoutReport {
+    LayoutReport {
+        schema: "ghostbench.layout",
+        schema_version: SCHEMA_VERSION,
+        builds: options.builds.clone(),
+        settings: settings(options, work_dir),
+        sources,
+        variants: Vec::new(),
+        used_seeds: Vec::new(),
+        build_results: Vec::new(),
+        status: Status::new(State::Finished, None),
+        environment: environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line),
+        matrix: Vec::new(),
+        looks: Vec::new(),
+        notes: Vec::new(),
+        timing: Timing {
+            build_s: 0.0,
+            run_s: 0.0,
+            explain_s: 0.0,
+            total_s: 0.0,
+        },
+        runs: Vec::new(),
+        explain: None,
+        analyze: None,
+    }
 }
 
 /// What `--layouts auto` did, in one line.
@@ -811,33 +820,6 @@ mod loop_tests {
         }
     }
 
-    fn empty_report(options: &LayoutOptions) -> LayoutReport {
-        LayoutReport {
-            schema: "ghostbench.layout",
-            schema_version: SCHEMA_VERSION,
-            builds: options.builds.clone(),
-            settings: settings(options, Path::new("/mock")),
-            sources: Vec::new(),
-            variants: Vec::new(),
-            used_seeds: Vec::new(),
-            build_results: Vec::new(),
-            status: Status::new(State::Finished, None),
-            environment: environment::capture("test", &[]),
-            matrix: Vec::new(),
-            looks: Vec::new(),
-            notes: Vec::new(),
-            timing: Timing {
-                build_s: 0.0,
-                run_s: 0.0,
-                explain_s: 0.0,
-                total_s: 0.0,
-            },
-            runs: Vec::new(),
-            explain: None,
-            analyze: None,
-        }
-    }
-
     /// Scripted builds: every variant builds, except `failing` seeds of B.
     fn builds(failing: &'static [u64]) -> Box<BuildFn<'static>> {
         Box::new(move |batch: &[Variant], _: &mut dyn FnMut(&Progress)| {
@@ -894,7 +876,7 @@ mod loop_tests {
         mock: &mut MockExecutor,
         failing: &'static [u64],
     ) -> LayoutReport {
-        let mut report = empty_report(options);
+        let mut report = new_report(options, Path::new("/mock"), Vec::new());
         look_loop(
             options,
             mock,
@@ -995,11 +977,7 @@ mod loop_tests {
         let report = experiment(&options(), &mut mock, &[]);
         assert_eq!(report.status.state, State::Interrupted);
         assert_eq!(report.runs.len(), 30);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("partial.json");
-        crate::report::json::write(&report, &path).unwrap();
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let json = crate::report::json::written(&report);
         assert_eq!(json["status"]["state"], "interrupted");
         assert_eq!(json["runs"].as_array().unwrap().len(), 30);
     }

@@ -25,3 +25,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(&temp, bytes).with_context(|| format!("cannot write {}", temp.display()))?;
     std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
 }
+
+/// Tests: `report` as [`write`] writes it, read back from a temporary file.
+#[cfg(test)]
+pub fn written<T: Serialize>(report: &T) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("report.json");
+    write(report, &path).expect("the report is written");
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("it reads back"))
+        .expect("it is JSON")
+}
