@@ -1,7 +1,7 @@
 //! ghostbench: is your speedup real, or a layout ghost?
 //!
 //! The library holds all logic; the binary only parses arguments and prints.
-//! See DESIGN.md for the verbs and how the modules fit together.
+//! See docs/architecture.md for the verbs and how the modules fit together.
 
 pub mod analyze;
 pub mod cli;

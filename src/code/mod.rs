@@ -1,4 +1,4 @@
-//! Code placement (`ghostbench code`, DESIGN §6): where every function and loop
+//! Code placement (`ghostbench code`, docs/architecture.md §6): where every function and loop
 //! of an x86-64 ELF binary lands relative to cache lines and DSB windows, which
 //! branches hit the JCC erratum, which functions a profile says are hot, and
 //! what moved between two builds.

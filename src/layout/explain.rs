@@ -1,4 +1,4 @@
-//! `layout --explain` (DESIGN.md §5, last bullet): which hot functions sit
+//! `layout --explain` (docs/architecture.md §5): which hot functions sit
 //! somewhere else in each build's default layout (seed 0) than in the
 //! baseline's, the placement a naive A/B comparison silently changes.
 //!

@@ -1,5 +1,5 @@
 //! `layout`: rebuild each side under many layouts and tell real effects from
-//! layout artifacts (DESIGN.md §5).
+//! layout artifacts (docs/architecture.md §5).
 //!
 //! This module owns the options and the result types. Seeds → perturbations
 //! are in `variants`, templates, the cache and parallel builds in `builds`,

@@ -1,4 +1,4 @@
-//! Layout variants: seed → perturbations (DESIGN.md §5).
+//! Layout variants: seed → perturbations (docs/architecture.md §5).
 //!
 //! A variant is a seed. The same seed gives every build the same
 //! perturbations, so variants are matched across builds. Seed 0 is the
@@ -209,7 +209,7 @@ impl Variant {
 
 /// The assembly of a padding object of `bytes` bytes. It sits in a section
 /// that the default linker script places before `.text.startup` and `.text`
-/// (DESIGN.md §5), so `main` moves too.
+/// (docs/architecture.md §5), so `main` moves too.
 pub fn pad_assembly(bytes: u32) -> String {
     format!(
         "\t.section .text.unlikely.ghostpad,\"ax\",@progbits\n\t.globl ghostbench_pad_{bytes}\nghostbench_pad_{bytes}:\n\t.skip {bytes}, 0x90\n\t.section .note.GNU-stack,\"\",@progbits\n"

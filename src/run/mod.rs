@@ -1,6 +1,6 @@
 //! The runner: runs one command once and turns the outcome into a [`RunRecord`].
 //!
-//! It owns the per-run concerns of DESIGN §4: environment jitter, pinning,
+//! It owns the per-run concerns of docs/architecture.md §4: environment jitter, pinning,
 //! `--prepare`, timeouts, metric extraction, perf counters, and the one-line
 //! failure causes with the command's last output lines.
 

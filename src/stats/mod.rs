@@ -1,4 +1,4 @@
-//! The statistics core (DESIGN.md §3): descriptive summaries, two-sample
+//! The statistics core (docs/architecture.md §3): descriptive summaries, two-sample
 //! tests, effect sizes with confidence intervals, multiple-comparison
 //! correction, verdicts, and the adaptive stopping rule used by `compare`.
 //!

@@ -1,4 +1,4 @@
-//! The verdict vocabulary (DESIGN.md §2) and the one rule that turns a
+//! The verdict vocabulary (docs/architecture.md §2) and the one rule that turns a
 //! confidence interval of the ratio B/A into a verdict.
 //!
 //! A verdict is never stronger than its interval: FASTER or SLOWER needs the
@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn lower_is_better() {
-        // Cases derived by hand from the rule in DESIGN.md §2, margin 1%.
+        // Cases derived by hand from the rule in docs/architecture.md §2, margin 1%.
         assert_eq!(decide(0.90, 0.98, 0.01, false), Verdict::Faster);
         assert_eq!(decide(1.02, 1.10, 0.01, false), Verdict::Slower);
         assert_eq!(decide(0.995, 1.005, 0.01, false), Verdict::Same);

@@ -1,4 +1,4 @@
-//! Layout hazards of one struct (DESIGN §7): atomics that can cross a cache line
+//! Layout hazards of one struct (docs/architecture.md §7): atomics that can cross a cache line
 //! (alone, and as elements of every array of the struct the binary declares),
 //! misaligned members, array elements that straddle lines, false sharing, and holes
 //! worth reclaiming. Each finding carries the exact offsets and element indices.

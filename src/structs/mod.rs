@@ -1,4 +1,4 @@
-//! Data layout from DWARF (DESIGN §7): the plain types every other part of `structs`
+//! Data layout from DWARF (docs/architecture.md §7): the plain types every other part of `structs`
 //! talks through (`StructLayout`, `Member`, `ArrayUse`, `Hazard`), and `analyze`, which
 //! loads a binary, parses its units in parallel, deduplicates types and runs the hazard
 //! and suggestion passes.
