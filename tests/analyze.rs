@@ -221,7 +221,7 @@ fn a_hand_written_hyperfine_export_compares_each_command_with_the_first() {
 }
 
 #[test]
-fn a_real_hyperfine_export_is_analysed() {
+fn a_real_hyperfine_export_is_analyzed() {
     if !have("hyperfine") {
         skip("hyperfine is not installed (.ci/run installs it)");
         return;
@@ -263,7 +263,7 @@ fn have_cc() -> bool {
 }
 
 #[test]
-fn a_layout_json_reanalysed_with_its_own_options_agrees_with_the_original() {
+fn a_layout_json_reanalyzed_with_its_own_options_agrees_with_the_original() {
     if !have_cc() {
         return;
     }
@@ -366,7 +366,7 @@ fn wider_than(low: &Value, high: &Value) -> String {
 }
 
 #[test]
-fn a_compare_json_reanalysed_replays_its_looks_and_another_margin_changes_the_verdict() {
+fn a_compare_json_reanalyzed_replays_its_looks_and_another_margin_changes_the_verdict() {
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("compare.json");

@@ -27,7 +27,7 @@ fn s(path: &Path) -> &str {
 }
 
 /// `ghostbench code ARGS --json FILE`, which must succeed; returns the JSON.
-fn analyse(args: &[&str]) -> Value {
+fn analyze(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     ghostbench()
@@ -166,7 +166,7 @@ fn exact_placement_of_an_assembled_fixture() {
         "cc",
         &["-c", s(&fixture("code", "placement.s")), "-o", s(&object)],
     );
-    let report = analyse(&[s(&object), "--verbose"]);
+    let report = analyze(&[s(&object), "--verbose"]);
     assert_eq!(report["kind"], "relocatable object");
     check_placement(&report, 0);
 
@@ -184,7 +184,7 @@ fn exact_placement_of_an_assembled_fixture() {
             s(&exe),
         ],
     );
-    let report = analyse(&[s(&exe), "--verbose"]);
+    let report = analyze(&[s(&exe), "--verbose"]);
     let base = u(&function(&report, "f_aligned")["address"]);
     assert_eq!(base % 64, 0);
     check_placement(&report, base);
@@ -209,7 +209,7 @@ fn exact_placement_of_an_assembled_fixture() {
     assert!(text.contains("cmp %esi,%edi; jne"), "{text}");
 
     // --functions filters by name; --line/--window change the arithmetic.
-    let report = analyse(&[s(&exe), "--functions", "^f_(loop|long)$", "--window", "16"]);
+    let report = analyze(&[s(&exe), "--functions", "^f_(loop|long)$", "--window", "16"]);
     assert_eq!(report["summary"]["functions"], 2);
     let f = function(&report, "f_long");
     assert_eq!((u(&f["window_offset"]), u(&f["windows"])), (12, 2));
@@ -247,7 +247,7 @@ fn addresses_and_sizes_equal_nm_for_a_real_binary() {
         "c++",
         &["-O2", s(&fixture("code", "widget.cpp")), "-o", s(&exe)],
     );
-    let report = analyse(&[s(&exe)]);
+    let report = analyze(&[s(&exe)]);
     let nm = nm_sizes(&exe);
     let functions = report["functions"].as_array().unwrap();
     let mut checked = 0;
@@ -304,9 +304,9 @@ fn diff_lists_functions_moved_by_alignment_flags() {
             s(&b),
         ],
     );
-    let before = analyse(&[s(&a)]);
-    let after = analyse(&[s(&b)]);
-    let report = analyse(&[s(&a), "--diff", s(&b)]);
+    let before = analyze(&[s(&a)]);
+    let after = analyze(&[s(&b)]);
+    let report = analyze(&[s(&a), "--diff", s(&b)]);
     let diff = &report["diff"];
     let changes = diff["changes"].as_array().unwrap();
     assert!(!changes.is_empty());
@@ -386,7 +386,7 @@ fn hot_ranks_the_callgrind_hot_function_first() {
         .status()
         .unwrap();
     assert!(status.success());
-    let report = analyse(&[s(&exe), "--hot", s(&profile)]);
+    let report = analyze(&[s(&exe), "--hot", s(&profile)]);
     let first = &report["functions"][0];
     assert_eq!(first["name"], "hot_loop", "{first}");
     assert!(first["hot_share"].as_f64().unwrap() > 0.5, "{first}");
@@ -493,7 +493,7 @@ fn a_stripped_library_falls_back_to_dynamic_symbols_and_warns() {
             s(&lib),
         ],
     );
-    let full = analyse(&[s(&lib)]);
+    let full = analyze(&[s(&lib)]);
     let stripped = dir.path().join("libhot-stripped.so");
     build("strip", &["-o", s(&stripped), s(&lib)]);
     let out = ghostbench()
@@ -507,7 +507,7 @@ fn a_stripped_library_falls_back_to_dynamic_symbols_and_warns() {
             && err.contains(".dynsym"),
         "{err}"
     );
-    let report = analyse(&[s(&stripped)]);
+    let report = analyze(&[s(&stripped)]);
     assert_eq!(report["symbol_source"], "dynsym");
     let f = function(&report, "hot_loop");
     assert_eq!(f["address"], function(&full, "hot_loop")["address"]);

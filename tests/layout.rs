@@ -317,7 +317,7 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
 }
 
 #[test]
-fn max_time_stops_after_a_measured_round_and_analyses_it() {
+fn max_time_stops_after_a_measured_round_and_analyzes_it() {
     if !have_cc() {
         return;
     }
@@ -975,13 +975,13 @@ fn explain_fails_soft_when_a_default_binary_is_not_elf() {
         .arg(&json)
         .assert()
         .success()
-        .stdout(predicates::str::contains("B: not compared: cannot analyse"));
+        .stdout(predicates::str::contains("B: not compared: cannot analyze"));
     let report = read_json(&json);
     assert_eq!(report["status"]["state"], "finished");
     assert_eq!(report["explain"]["top"], 3);
     let b = &report["explain"]["builds"][0];
     assert!(
-        b["error"].as_str().unwrap().contains("cannot analyse"),
+        b["error"].as_str().unwrap().contains("cannot analyze"),
         "{b}"
     );
     assert!(b["functions"].as_array().unwrap().is_empty());

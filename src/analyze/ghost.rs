@@ -1,4 +1,4 @@
-//! Re-analysing ghostbench's own `--json` with other `--margin`, `--alpha`,
+//! Re-analyzing ghostbench's own `--json` with other `--margin`, `--alpha`,
 //! `--estimator` or `--higher-is-better`.
 //!
 //! - `compare`: the runs were taken sequentially and the run stopped on what
@@ -93,7 +93,7 @@ fn changed(label: &str, new: String, old: String) -> String {
     }
 }
 
-/// Re-analyse a `compare --json`.
+/// Re-analyze a `compare --json`.
 pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<CompareReport> {
     let commands: Vec<CommandSpec> = elements(doc, file, "commands")?;
     let [a, b] = <[CommandSpec; 2]>::try_from(commands).map_err(|c| {
@@ -133,7 +133,7 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
 
     let names = metric_names(runs.iter());
     if names.is_empty() {
-        bail!("{file}: no measured run has values: nothing to analyse");
+        bail!("{file}: no measured run has values: nothing to analyze");
     }
     let series: Vec<[Vec<f64>; 2]> = names
         .iter()
@@ -178,7 +178,7 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
         .get("seed")
         .and_then(Value::as_u64)
         .unwrap_or(options.seed);
-    let metrics = analysis::analyse(&inputs, [&a.name, &b.name], margin, alpha, hib, seed);
+    let metrics = analysis::analyze(&inputs, [&a.name, &b.name], margin, alpha, hib, seed);
 
     let mut notes = vec![format!(
         "re-analysis of {file}: {}, {}{}; {}",
@@ -200,7 +200,7 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
                 series[0][1].len()
             )
         } else {
-            "one interval at the data's size, as when it was first analysed".to_string()
+            "one interval at the data's size, as when it was first analyzed".to_string()
         }
     )];
     notes.extend(optional::<Vec<String>>(doc, file, "notes")?.unwrap_or_default());
@@ -361,7 +361,7 @@ fn replay(
     (looks, sequential.looks_spent())
 }
 
-/// Re-analyse a `layout --json`.
+/// Re-analyze a `layout --json`.
 pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<LayoutReport> {
     let builds: Vec<BuildSpec> = elements(doc, file, "builds")?;
     if builds.len() < 2 {
@@ -404,7 +404,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Layou
     let estimator = options.estimator.unwrap_or(old_estimator);
     let names = metric_names(runs.iter().map(|r| &r.record));
     if names.is_empty() {
-        bail!("{file}: no measured run has values: nothing to analyse");
+        bail!("{file}: no measured run has values: nothing to analyze");
     }
     // The share of α the original's last look spent (1 for a fixed count).
     let comparisons = layout::analysis::comparisons(names.len(), builds.len());

@@ -257,7 +257,7 @@ fn hyperfine(file: &str, doc: &Value) -> Result<Dataset> {
     }
     if !failures.is_empty() {
         data.notes.push(format!(
-            "runs that exited non-zero (hyperfine -i) are analysed like the others: {}",
+            "runs that exited non-zero (hyperfine -i) are analyzed like the others: {}",
             failures.join(", ")
         ));
     }

@@ -1,4 +1,4 @@
-//! Rows with a `layout` column, and re-analysed layout reports: `layout`'s
+//! Rows with a `layout` column, and re-analyzed layout reports: `layout`'s
 //! analysis across layouts around the runs `analyze` read.
 
 use super::input::Dataset;

@@ -1,6 +1,6 @@
 //! `analyze`: the verdicts of `compare` and `layout` on measurements made
 //! elsewhere: a CSV of values, hyperfine's `--export-json`, or ghostbench's
-//! own `--json` re-analysed with other options.
+//! own `--json` re-analyzed with other options.
 //!
 //! `input` reads the files (format from the content) into rows, `ghost`
 //! re-analyses a ghostbench report, `layouts` handles data with layouts;
@@ -61,7 +61,7 @@ pub enum Analysis {
     Layout(Box<LayoutReport>),
 }
 
-/// Read the files and analyse them as one data set, or re-analyse one
+/// Read the files and analyze them as one data set, or re-analyze one
 /// ghostbench report. Errors are one line naming the file and the line or field.
 pub fn analyze(files: &[PathBuf], options: &AnalyzeOptions) -> Result<Analysis> {
     let mut sets = Vec::new();
@@ -71,7 +71,7 @@ pub fn analyze(files: &[PathBuf], options: &AnalyzeOptions) -> Result<Analysis> 
             Loaded::Ghost { schema, doc } => {
                 if files.len() > 1 {
                     bail!(
-                        "{}: a ghostbench report is re-analysed on its own; give it as the only file",
+                        "{}: a ghostbench report is re-analyzed on its own; give it as the only file",
                         path.display()
                     );
                 }
@@ -246,7 +246,7 @@ pub fn runs(data: &Dataset) -> Vec<ImportedRun> {
     out
 }
 
-/// Check a margin (fraction) and alpha before analysing.
+/// Check a margin (fraction) and alpha before analyzing.
 pub fn check(margin: f64, alpha: f64) -> Result<()> {
     if !(0.0..1.0).contains(&margin) {
         bail!(
@@ -300,7 +300,7 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
                 data.names[0].name.as_str(),
                 data.names[candidate].name.as_str(),
             ];
-            let metrics = analysis::analyse(&inputs, names, margin, alpha, hib, options.seed);
+            let metrics = analysis::analyze(&inputs, names, margin, alpha, hib, options.seed);
             let runs: Vec<RunRecord> = runs(data)
                 .into_iter()
                 .filter(|r| r.name == 0 || r.name == candidate)

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 pub struct AnalyzeArgs {
     /// Measurements made elsewhere, read as one data set: CSV (name,value and
     /// optionally layout, metric, round), hyperfine --export-json; or one
-    /// ghostbench compare/layout --json to re-analyse.
+    /// ghostbench compare/layout --json to re-analyze.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Bigger values are better (throughput), so FASTER means a larger B.
@@ -63,7 +63,7 @@ impl AnalyzeArgs {
     }
 }
 
-/// Analyse, print, write the report files. Bad input is an error (exit 1).
+/// Analyze, print, write the report files. Bad input is an error (exit 1).
 pub fn run(args: AnalyzeArgs) -> Result<i32> {
     let options = args.to_options()?;
     let analysis = analyze::analyze(&args.files, &options)?;

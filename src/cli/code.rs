@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]
 pub struct CodeArgs {
-    /// The x86-64 ELF binary, shared object or object file to analyse.
+    /// The x86-64 ELF binary, shared object or object file to analyze.
     pub binary: PathBuf,
     /// Only functions whose demangled name matches this regex.
     #[arg(long, value_name = "REGEX")]

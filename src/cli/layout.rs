@@ -74,7 +74,7 @@ pub struct LayoutArgs {
     #[arg(long, value_name = "DURATION", value_parser = super::compare::parse_duration)]
     pub timeout: Option<Duration>,
     /// Stop after the round that ends past this much running time (builds not
-    /// counted) and analyse the rounds completed (e.g. 5m).
+    /// counted) and analyze the rounds completed (e.g. 5m).
     #[arg(long, value_name = "DURATION", value_parser = super::compare::parse_duration)]
     pub max_time: Option<Duration>,
     /// Pin the runs to this CPU.

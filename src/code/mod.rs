@@ -80,7 +80,7 @@ impl Function {
     }
 }
 
-/// One binary, analysed.
+/// One binary, analyzed.
 #[derive(Debug, Clone, Serialize)]
 pub struct Analysis {
     pub path: String,
@@ -92,7 +92,7 @@ pub struct Analysis {
     pub warnings: Vec<String>,
 }
 
-/// Analyse one binary: symbols, placement, loops and erratum spots. Functions
+/// Analyze one binary: symbols, placement, loops and erratum spots. Functions
 /// sharing an address range (aliases) are disassembled once.
 pub fn analyze(
     path: &Path,
@@ -246,7 +246,7 @@ pub fn rank(functions: &mut [Function]) {
     });
 }
 
-/// Totals over the analysed functions.
+/// Totals over the analyzed functions.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub functions: usize,

@@ -69,9 +69,9 @@ pub struct MetricInput<'a> {
     pub looks: usize,
 }
 
-/// Analyse every metric, then adjust p-values across them (Holm). Without a
+/// Analyze every metric, then adjust p-values across them (Holm). Without a
 /// budget (data measured elsewhere) the hints speak of the runs at hand.
-pub fn analyse(
+pub fn analyze(
     inputs: &[MetricInput],
     names: [&str; 2],
     margin: f64,
@@ -79,11 +79,11 @@ pub fn analyse(
     higher_is_better: bool,
     seed: u64,
 ) -> Vec<MetricReport> {
-    analyse_within(inputs, names, margin, alpha, higher_is_better, seed, None)
+    analyze_within(inputs, names, margin, alpha, higher_is_better, seed, None)
 }
 
-/// [`analyse`] for an experiment that ran under `budget`.
-pub fn analyse_within(
+/// [`analyze`] for an experiment that ran under `budget`.
+pub fn analyze_within(
     inputs: &[MetricInput],
     names: [&str; 2],
     margin: f64,
@@ -95,7 +95,7 @@ pub fn analyse_within(
     let mut reports: Vec<MetricReport> = inputs
         .iter()
         .map(|input| {
-            let mut report = analyse_one(input, names, margin, alpha, higher_is_better, seed);
+            let mut report = analyze_one(input, names, margin, alpha, higher_is_better, seed);
             report.causes = super::causes::causes(input, margin, higher_is_better, budget);
             report.hint = hint::compare(
                 &report.causes,
@@ -122,7 +122,7 @@ pub fn analyse_within(
     reports
 }
 
-fn analyse_one(
+fn analyze_one(
     input: &MetricInput,
     names: [&str; 2],
     margin: f64,

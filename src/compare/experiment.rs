@@ -125,7 +125,7 @@ pub fn run_with(
             overhead::MAX_SHARE * 100.0
         ));
     }
-    let metrics = state.analyse();
+    let metrics = state.analyze();
     let stopped_by = state.stopped_by;
     let correction = state.correction;
     let runs = std::mem::take(&mut state.runs);
@@ -392,7 +392,7 @@ impl<'a> Loop<'a> {
 
     /// Final per-metric analysis. Unless the last look was at the final sample
     /// size, one more evaluation is made at the next unspent alpha.
-    fn analyse(&mut self) -> Vec<analysis::MetricReport> {
+    fn analyze(&mut self) -> Vec<analysis::MetricReport> {
         let series = self.series();
         let n = series.first().map_or(0, |[a, b]| a.len().min(b.len()));
         if n >= 2 {
@@ -424,7 +424,7 @@ impl<'a> Loop<'a> {
             options.commands[0].name.as_str(),
             options.commands[1].name.as_str(),
         ];
-        analysis::analyse_within(
+        analysis::analyze_within(
             &inputs,
             names,
             options.margin,

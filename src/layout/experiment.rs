@@ -4,7 +4,7 @@
 //! each round, after `warmup` unmeasured rounds. A failed build drops its
 //! seed for every build (variants stay matched); the experiment goes on while
 //! at least 3 seeds, including the default layout, remain. A failed run or
-//! Ctrl-C stops the runs; whatever was measured is analysed and reported.
+//! Ctrl-C stops the runs; whatever was measured is analyzed and reported.
 
 use super::analysis::comparisons;
 use super::builds::{self, BuildJob, BuildResult, Placeholders};
@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The least number of matched variants (the default layout included) to analyse.
+/// The least number of matched variants (the default layout included) to analyze.
 pub const MIN_VARIANTS: usize = 3;
 
 /// What the experiment tells the caller as it goes.
@@ -40,7 +40,7 @@ pub struct Progress {
 pub enum Phase {
     Build,
     Run,
-    /// `--explain`: analysing and profiling the default layouts.
+    /// `--explain`: analyzing and profiling the default layouts.
     Explain,
 }
 
@@ -232,7 +232,7 @@ pub struct Batch {
 pub type BuildFn<'a> = dyn FnMut(&[Variant], &mut dyn FnMut(&Progress)) -> Result<Batch> + 'a;
 
 /// The looks: build a batch of variants (`build`), run its rounds on
-/// `executor`, analyse everything so far, and stop when every comparison is
+/// `executor`, analyze everything so far, and stop when every comparison is
 /// decided, the schedule ends, a run fails, Ctrl-C, or `--max-time`.
 /// `sources_on` says which of align, shift and shuffle perturb the variants.
 pub fn look_loop(
@@ -934,7 +934,7 @@ mod loop_tests {
     }
 
     #[test]
-    fn a_failure_mid_run_keeps_the_runs_before_it_and_analyses_them() {
+    fn a_failure_mid_run_keeps_the_runs_before_it_and_analyzes_them() {
         let mut mock = MockExecutor::new(|call, name| {
             if call == 20 {
                 Step::Fail("command failed: killed by signal 11 (SIGSEGV)".into())

@@ -2,7 +2,7 @@
 //! somewhere else in each build's default layout (seed 0) than in the
 //! baseline's, the placement a naive A/B comparison silently changes.
 //!
-//! Each build's seed-0 binary is analysed with `code::analyze` and compared
+//! Each build's seed-0 binary is analyzed with `code::analyze` and compared
 //! with the baseline's by `code::diff::diff_by_name` (demangled names: the
 //! builds may come from different compilers). The changes are ranked by a
 //! callgrind profile of the baseline's default binary (layout/profile.rs)
@@ -17,7 +17,7 @@
 //! own hot functions get a share. The coverage facts say how much of the
 //! profiles the table and the one-sided functions hold.
 //!
-//! Everything fails soft: a binary that cannot be analysed, or a profile that
+//! Everything fails soft: a binary that cannot be analyzed, or a profile that
 //! cannot be taken, is one line in the report and the rest goes on.
 
 use super::LayoutOptions;
@@ -178,14 +178,14 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
         notes: Vec::new(),
         builds: Vec::new(),
     };
-    let analyse = |b: usize| -> Result<Analysis> {
+    let analyze = |b: usize| -> Result<Analysis> {
         if !built.get(b).copied().unwrap_or(false) {
             bail!("its default layout (seed 0) did not build");
         }
         analyze(&binaries[b], g, None, false)
-            .with_context(|| format!("cannot analyse {}", binaries[b].display()))
+            .with_context(|| format!("cannot analyze {}", binaries[b].display()))
     };
-    let mut baseline = match analyse(0) {
+    let mut baseline = match analyze(0) {
         Ok(a) => a,
         Err(e) => {
             notes.push(format!(
@@ -233,7 +233,7 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
             profile: None,
             one_sided: Vec::new(),
         };
-        match analyse(b) {
+        match analyze(b) {
             Err(e) => {
                 let why = format!("{e:#}");
                 notes.push(format!("{}: not compared: {why}", build.name));

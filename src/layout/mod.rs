@@ -109,13 +109,13 @@ impl Default for LayoutOptions {
 pub enum State {
     /// Every build and run finished.
     Finished,
-    /// `--max-time` ran out; the rounds completed are analysed.
+    /// `--max-time` ran out; the rounds completed are analyzed.
     BudgetExhausted,
     /// Too few variants built; nothing was run.
     BuildFailed,
-    /// A run failed; the runs so far are analysed.
+    /// A run failed; the runs so far are analyzed.
     RunFailed,
-    /// Ctrl-C; the runs so far are analysed.
+    /// Ctrl-C; the runs so far are analyzed.
     Interrupted,
     /// `analyze` read the runs from files; nothing was run.
     Imported,
@@ -233,7 +233,7 @@ pub struct MatrixRow {
 /// One look at the data: `--layouts auto` looks after every batch.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Look {
-    /// Variants analysed at this look.
+    /// Variants analyzed at this look.
     pub layouts: usize,
     /// The confidence of every across-layouts interval at this look.
     pub confidence: f64,

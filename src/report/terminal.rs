@@ -304,7 +304,7 @@ fn footer(report: &CompareReport) -> String {
         (State::Imported, _) => {
             let _ = writeln!(
                 out,
-                "analysed {} + {} runs read from {}",
+                "analyzed {} + {} runs read from {}",
                 report.measured_runs(0),
                 report.measured_runs(1),
                 report
