@@ -1,0 +1,195 @@
+//! The look loop on a scripted executor and scripted builds: no compiler
+//! or process runs and no time passes, so every outcome is exact.
+use super::*;
+use crate::layout::BuildSpec;
+use crate::run::executor::{mock_command, MockExecutor, Step};
+
+fn options() -> LayoutOptions {
+    let spec = |name: &str| BuildSpec {
+        name: name.into(),
+        template: String::new(),
+    };
+    LayoutOptions {
+        builds: vec![spec("A"), spec("B")],
+        rounds: 3,
+        warmup: 0,
+        ..LayoutOptions::default()
+    }
+}
+
+/// Scripted builds: every variant builds, except `failing` seeds of B.
+fn builds(failing: &'static [u64]) -> Box<BuildFn<'static>> {
+    Box::new(move |batch: &[Variant], _: &mut dyn FnMut(&Progress)| {
+        let mut results = Vec::new();
+        let mut pairs = Vec::new();
+        for (b, name) in ["A", "B"].iter().enumerate() {
+            for v in batch {
+                let ok = !(b == 1 && failing.contains(&v.seed));
+                results.push(BuildResult {
+                    build: b,
+                    seed: v.seed,
+                    ok,
+                    reused: false,
+                    seconds: 0.0,
+                    command: format!("build {name} {}", v.seed),
+                    error: (!ok).then(|| "no such flag".to_string()),
+                    output_tail: Vec::new(),
+                });
+            }
+        }
+        let seeds: Vec<u64> = batch
+            .iter()
+            .map(|v| v.seed)
+            .filter(|s| !failing.contains(s))
+            .collect();
+        for (b, name) in ["A", "B"].iter().enumerate() {
+            for &seed in &seeds {
+                pairs.push((b, seed, mock_command(&format!("{name} seed {seed}"))));
+            }
+        }
+        Ok(Batch {
+            results,
+            seeds,
+            pairs,
+            build_s: 0.0,
+        })
+    })
+}
+
+/// B/A per variant: 1 at the default layout, ±3% alternating over
+/// variants 1–7, exactly 1 from variant 8 on. A takes 10 ms.
+fn runs(_call: usize, name: &str) -> Step {
+    let seed: u64 = name.rsplit(' ').next().unwrap().parse().unwrap();
+    let d: f64 = match seed {
+        1..=7 if seed % 2 == 1 => 0.03,
+        1..=7 => -0.03,
+        _ => 0.0,
+    };
+    Step::Wall(0.010 * if name.starts_with('B') { d.exp() } else { 1.0 })
+}
+
+fn experiment(
+    options: &LayoutOptions,
+    mock: &mut MockExecutor,
+    failing: &'static [u64],
+) -> LayoutReport {
+    let mut report = new_report(options, Path::new("/mock"), Vec::new());
+    look_loop(
+        options,
+        mock,
+        (true, false, false),
+        &mut *builds(failing),
+        &mut report,
+        &mut |_| {},
+    )
+    .unwrap();
+    report
+}
+
+#[test]
+fn auto_adds_layouts_until_the_verdict_at_the_third_look() {
+    // Look 1 (8 layouts): trimmed log ratios −3, −3, 0, +3, +3, +3 (%),
+    // an interval far wider than ±1%: UNKNOWN. Look 2 (16): trimming 3
+    // per side leaves nine 0s and one +3%; winsorized sd 1.34%, SE
+    // 0.548%, t(0.99583, 9) ≈ 3.4: ±1.8%, UNKNOWN. Look 3 (32): trimming
+    // 6 per side drops every ±3%: [1, 1], SAME.
+    let options = options();
+    let mut mock = MockExecutor::new(runs);
+    let report = experiment(&options, &mut mock, &[]);
+    let sizes: Vec<usize> = report.looks.iter().map(|l| l.layouts).collect();
+    assert_eq!(sizes, [8, 16, 32]);
+    assert_eq!(
+        report.looks.iter().map(|l| l.undecided).collect::<Vec<_>>(),
+        [1, 1, 0]
+    );
+    let c = report.matrix[1].comparison.as_ref().unwrap();
+    assert_eq!(c.verdict, Verdict::Same, "{c:?}");
+    // α spent: 1/2, 1/6 and the remaining 1/3 of 0.05.
+    let levels: Vec<f64> = report.looks.iter().map(|l| l.confidence).collect();
+    for (level, expected) in levels
+        .iter()
+        .zip([1.0 - 0.025, 1.0 - 0.05 / 6.0, 1.0 - 0.05 / 3.0])
+    {
+        assert!((level - expected).abs() < 1e-12, "{levels:?}");
+    }
+    assert_eq!(mock.calls.len(), 2 * 32 * 3);
+    assert_eq!(report.status.state, State::Finished);
+}
+
+#[test]
+fn a_fixed_count_looks_once() {
+    let options = LayoutOptions {
+        max_layouts: None,
+        ..options()
+    };
+    let mut mock = MockExecutor::new(runs);
+    let report = experiment(&options, &mut mock, &[]);
+    assert_eq!(report.looks.len(), 1);
+    assert_eq!(report.looks[0].confidence, 0.95);
+    assert_eq!(mock.calls.len(), 2 * 8 * 3);
+}
+
+#[test]
+fn a_failure_mid_run_keeps_the_runs_before_it_and_analyzes_them() {
+    let mut mock = MockExecutor::new(|call, name| {
+        if call == 20 {
+            Step::Fail("command failed: killed by signal 11 (SIGSEGV)".into())
+        } else {
+            runs(call, name)
+        }
+    });
+    let report = experiment(&options(), &mut mock, &[]);
+    assert_eq!(report.status.state, State::RunFailed);
+    assert!(report.status.message.clone().unwrap().contains("SIGSEGV"));
+    assert_eq!(report.runs.len(), 20);
+    assert_eq!(report.looks.len(), 1);
+    assert_eq!(report.matrix.len(), 2);
+}
+
+#[test]
+fn a_timeout_is_a_run_failure_with_its_cause() {
+    let mut mock = MockExecutor::new(|call, name| {
+        if call == 5 {
+            Step::Timeout
+        } else {
+            runs(call, name)
+        }
+    });
+    let report = experiment(&options(), &mut mock, &[]);
+    assert_eq!(report.status.state, State::RunFailed);
+    assert!(report.status.message.clone().unwrap().contains("timed out"));
+    assert_eq!(report.runs.len(), 5);
+}
+
+#[test]
+fn ctrl_c_keeps_the_runs_and_the_partial_json_holds_them() {
+    let mut mock = MockExecutor::new(|call, name| {
+        if call == 30 {
+            Step::Interrupt
+        } else {
+            runs(call, name)
+        }
+    });
+    let report = experiment(&options(), &mut mock, &[]);
+    assert_eq!(report.status.state, State::Interrupted);
+    assert_eq!(report.runs.len(), 30);
+    let json = crate::report::json::written(&report);
+    assert_eq!(json["status"]["state"], "interrupted");
+    assert_eq!(json["runs"].as_array().unwrap().len(), 30);
+}
+
+#[test]
+fn a_failed_build_drops_its_seed_for_every_build() {
+    let mut mock = MockExecutor::new(runs);
+    let options = LayoutOptions {
+        max_layouts: None,
+        ..options()
+    };
+    let report = experiment(&options, &mut mock, &[2, 5]);
+    assert_eq!(report.used_seeds, [0, 1, 3, 4, 6, 7]);
+    assert!(mock
+        .calls
+        .iter()
+        .all(|(name, ..)| !name.ends_with(" 2") && !name.ends_with(" 5")));
+    assert_eq!(report.build_results.iter().filter(|r| !r.ok).count(), 2);
+}
