@@ -7,12 +7,14 @@
 //! Ctrl-C stops the runs; whatever was measured is analyzed and reported.
 
 use super::analysis::comparisons;
-use super::builds::{self, BuildJob, BuildResult, Placeholders};
-use super::variants::{pad_assembly, ShuffleLinker, Source, SourceStatus, Variant};
+use super::builds::BuildResult;
+use super::plan::{
+    build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, too_few_built,
+};
+use super::variants::{Source, SourceStatus, Variant};
 use super::{
     LayoutOptions, LayoutReport, LayoutRun, Look, Settings, State, Status, Timing, SCHEMA_VERSION,
 };
-use crate::run::command::CommandSpec;
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
 use crate::run::{environment, Prepared, RunFailure, Runner, RunnerOptions};
@@ -21,7 +23,7 @@ use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The least number of matched variants (the default layout included) to analyze.
@@ -390,147 +392,6 @@ fn auto_note(report: &LayoutReport, options: &LayoutOptions) -> String {
     }
 }
 
-/// The build jobs of one batch of variants, every build × variant.
-fn build_jobs(
-    options: &LayoutOptions,
-    work_dir: &Path,
-    batch: &[Variant],
-    pads: &[(u32, PathBuf)],
-    linker: Option<&ShuffleLinker>,
-) -> Result<Vec<BuildJob>> {
-    let mut jobs = Vec::new();
-    for (b, build) in options.builds.iter().enumerate() {
-        for variant in batch {
-            let dir = work_dir
-                .join(sanitize(&build.name))
-                .join(variant.seed.to_string());
-            let pad = pads
-                .iter()
-                .find(|(k, _)| *k == variant.shift)
-                .map(|(_, p)| p.as_path());
-            let values = Placeholders {
-                cflags: variant.cflags(),
-                ldflags: variant.ldflags(pad, linker),
-                out: dir.join("bench"),
-                dir: dir.clone(),
-            };
-            let argv = builds::substitute(&build.template, options.shell, &values)
-                .with_context(|| format!("build {}", build.name))?;
-            jobs.push(BuildJob::new(b, variant.seed, argv, &values));
-        }
-    }
-    Ok(jobs)
-}
-
-/// Build one batch in parallel, reporting each job as it ends.
-fn build_batch(
-    options: &LayoutOptions,
-    jobs: &[BuildJob],
-    on_progress: &mut dyn FnMut(&Progress),
-) -> Vec<BuildResult> {
-    let total = jobs.len();
-    let mut done = 0;
-    on_progress(&Progress {
-        phase: Phase::Build,
-        done,
-        total,
-        message: "building".into(),
-    });
-    builds::run_all(jobs, options.jobs, options.rebuild, &mut |r| {
-        done += 1;
-        on_progress(&Progress {
-            phase: Phase::Build,
-            done,
-            total,
-            message: format!(
-                "{} seed {}: {}",
-                options.builds[r.build].name,
-                r.seed,
-                if !r.ok {
-                    "FAILED"
-                } else if r.reused {
-                    "reused"
-                } else {
-                    "built"
-                }
-            ),
-        });
-    })
-}
-
-/// The status when the first batch left too few variants (or lost the
-/// default layout); `None` when the experiment can go on.
-fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> Option<Status> {
-    let used = &report.used_seeds;
-    if used.len() >= MIN_VARIANTS && used.first() == Some(&0) {
-        return None;
-    }
-    let f = report
-        .failed_builds()
-        .next()
-        .cloned()
-        .unwrap_or(BuildResult {
-            build: 0,
-            seed: 0,
-            ok: false,
-            reused: false,
-            seconds: 0.0,
-            command: String::new(),
-            error: Some("no variants".into()),
-            output_tail: Vec::new(),
-        });
-    let why = if used.first() != Some(&0) {
-        "the default layout (seed 0) did not build".to_string()
-    } else {
-        format!(
-            "only {} variants built for every build, need at least {MIN_VARIANTS}",
-            used.len()
-        )
-    };
-    Some(Status {
-        state: State::BuildFailed,
-        message: Some(format!(
-            "{why}; build {} seed {} failed ({}): {}",
-            options.builds[f.build].name,
-            f.seed,
-            f.error.as_deref().unwrap_or("failed"),
-            f.command
-        )),
-        last_output: f.output_tail,
-    })
-}
-
-/// The prepared run command of every (build, seed) of a batch.
-fn run_pairs(
-    options: &LayoutOptions,
-    jobs: &[BuildJob],
-    seeds: &[u64],
-) -> Result<Vec<(usize, u64, Prepared)>> {
-    let mut pairs = Vec::new();
-    for (b, build) in options.builds.iter().enumerate() {
-        for &seed in seeds {
-            let Some(job) = jobs.iter().find(|j| j.build == b && j.seed == seed) else {
-                continue;
-            };
-            let values = Placeholders {
-                cflags: Vec::new(),
-                ldflags: Vec::new(),
-                out: job.dir.join("bench"),
-                dir: job.dir.clone(),
-            };
-            let argv = builds::substitute(&options.run_template, options.shell, &values)?;
-            let spec = CommandSpec {
-                name: format!("{} seed {seed}", build.name),
-                text: options.run_template.clone(),
-                argv,
-                shell: options.shell,
-            };
-            pairs.push((b, seed, Prepared::new(&spec)?));
-        }
-    }
-    Ok(pairs)
-}
-
 /// How a batch's rounds ended.
 struct RoundsOutcome {
     status: Status,
@@ -643,138 +504,6 @@ fn check_metrics(
 
 fn failed(failure: RunFailure) -> Status {
     Status::from_failure(failure, State::Interrupted, State::RunFailed)
-}
-
-/// Which sources are active, the shuffle linker, and the padding objects.
-fn resolve_sources(
-    options: &LayoutOptions,
-    work_dir: &Path,
-) -> (
-    Vec<SourceStatus>,
-    Option<ShuffleLinker>,
-    Vec<(u32, PathBuf)>,
-) {
-    let wanted = |s: Source| options.sources.contains(&s);
-    let mut statuses = Vec::new();
-    statuses.push(if wanted(Source::Align) {
-        SourceStatus {
-            source: Source::Align,
-            active: true,
-            detail: "-falign-functions=N -falign-loops=N, N in {default, 16, 32, 64}".into(),
-        }
-    } else {
-        off(Source::Align, "not in --sources")
-    });
-    let mut pads = Vec::new();
-    statuses.push(if wanted(Source::Shift) {
-        match make_pads(work_dir) {
-            Ok(made) => {
-                pads = made;
-                SourceStatus {
-                    source: Source::Shift,
-                    active: true,
-                    detail: "padding object of 16/32/48 bytes linked first (put {ldflags} before the sources)".into(),
-                }
-            }
-            Err(e) => off(Source::Shift, &format!("cannot assemble the padding object: {e:#}")),
-        }
-    } else {
-        off(Source::Shift, "not in --sources")
-    });
-    let mut linker = None;
-    statuses.push(if wanted(Source::Shuffle) {
-        match ShuffleLinker::detect(std::env::var_os("PATH")) {
-            Ok(found) => {
-                let detail = format!(
-                    "-ffunction-sections and {}'s --shuffle-sections",
-                    found.name()
-                );
-                linker = Some(found);
-                SourceStatus {
-                    source: Source::Shuffle,
-                    active: true,
-                    detail,
-                }
-            }
-            Err(why) => off(Source::Shuffle, &why),
-        }
-    } else {
-        off(Source::Shuffle, "not in --sources")
-    });
-    statuses.push(SourceStatus {
-        source: Source::Env,
-        active: true,
-        detail: format!(
-            "{} of 0–{} bytes per run (always on)",
-            crate::run::JITTER_VARIABLE,
-            crate::run::JITTER_MAX_BYTES - 1
-        ),
-    });
-    (statuses, linker, pads)
-}
-
-fn off(source: Source, why: &str) -> SourceStatus {
-    SourceStatus {
-        source,
-        active: false,
-        detail: why.to_string(),
-    }
-}
-
-/// Assemble the padding objects (16, 32, 48 bytes) with `cc`.
-fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
-    let dir = work_dir.join("pad");
-    std::fs::create_dir_all(&dir)?;
-    let mut pads = Vec::new();
-    for k in [16u32, 32, 48] {
-        let source = dir.join(format!("pad{k}.s"));
-        let object = dir.join(format!("pad{k}.o"));
-        let text = pad_assembly(k);
-        if object.exists() && std::fs::read_to_string(&source).is_ok_and(|s| s == text) {
-            pads.push((k, object));
-            continue;
-        }
-        std::fs::write(&source, &text)?;
-        let output = std::process::Command::new("cc")
-            .arg("-c")
-            .arg(&source)
-            .arg("-o")
-            .arg(&object)
-            .output()
-            .context("cannot run cc")?;
-        if !output.status.success() {
-            bail!(
-                "cc -c {} failed: {}",
-                source.display(),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        pads.push((k, object));
-    }
-    Ok(pads)
-}
-
-/// A stable directory name from the templates, so reruns hit the cache.
-fn experiment_name(options: &LayoutOptions) -> String {
-    let mut hash = builds::Fnv::default();
-    for b in &options.builds {
-        hash.write(b.name.as_bytes());
-        hash.write(b.template.as_bytes());
-    }
-    hash.write(&[options.shell as u8]);
-    format!("{:016x}", hash.finish())
-}
-
-pub(super) fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {

@@ -157,7 +157,7 @@ pub fn default_binaries(work_dir: &Path, options: &LayoutOptions) -> Vec<PathBuf
         .iter()
         .map(|b| {
             work_dir
-                .join(super::experiment::sanitize(&b.name))
+                .join(super::plan::sanitize(&b.name))
                 .join("0")
                 .join("bench")
         })

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod builds;
 pub mod experiment;
 pub mod explain;
+pub mod plan;
 pub mod profile;
 pub mod variants;
 

@@ -25,9 +25,7 @@ pub fn take(
 ) -> Result<profile::Profile> {
     let valgrind = resolve_program("valgrind", std::env::var_os("PATH"))
         .map_err(|_| anyhow::anyhow!("valgrind not found, so no profile"))?;
-    let dir = work_dir
-        .join("explain")
-        .join(super::experiment::sanitize(build));
+    let dir = work_dir.join("explain").join(super::plan::sanitize(build));
     // Old profiles must not be read as this one.
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
