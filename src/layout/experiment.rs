@@ -26,25 +26,7 @@ use rand_chacha::ChaCha8Rng;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The least number of matched variants (the default layout included) to analyze.
-pub const MIN_VARIANTS: usize = 3;
-
-/// What the experiment tells the caller as it goes.
-#[derive(Debug, Clone)]
-pub struct Progress {
-    pub phase: Phase,
-    pub done: usize,
-    pub total: usize,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Build,
-    Run,
-    /// `--explain`: analyzing and profiling the default layouts.
-    Explain,
-}
+pub use super::{Phase, Progress, MIN_VARIANTS};
 
 /// The cumulative variant counts at which `layout` looks at the data: one
 /// look at `layouts` for a fixed count; with `--layouts auto`, `layouts`

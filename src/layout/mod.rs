@@ -28,6 +28,26 @@ pub use experiment::run;
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// The least number of matched variants (the default layout included) to analyze.
+pub const MIN_VARIANTS: usize = 3;
+
+/// What the experiment tells the caller as it goes.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub phase: Phase,
+    pub done: usize,
+    pub total: usize,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Build,
+    Run,
+    /// `--explain`: analyzing and profiling the default layouts.
+    Explain,
+}
+
 /// One `--build NAME=TEMPLATE`.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct BuildSpec {

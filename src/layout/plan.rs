@@ -4,9 +4,8 @@
 //! built (build, variant), and the stable names of the work directories.
 
 use super::builds::{self, BuildJob, BuildResult, Placeholders};
-use super::experiment::{Phase, Progress, MIN_VARIANTS};
 use super::variants::{pad_assembly, ShuffleLinker, Source, SourceStatus, Variant};
-use super::{LayoutOptions, LayoutReport, State, Status};
+use super::{LayoutOptions, LayoutReport, Phase, Progress, State, Status, MIN_VARIANTS};
 use crate::run::command::CommandSpec;
 use crate::run::Prepared;
 use anyhow::{bail, Context, Result};
