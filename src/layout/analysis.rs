@@ -9,9 +9,10 @@ use super::{
 use crate::run::metric::Unit;
 use crate::stats::descriptive::median;
 use crate::stats::hierarchical::{
-    default_ratio, layout_ratio, smallest_trustworthy_effect, spread_cv, LayoutRatio,
+    decide_layout, layout_ratio, smallest_trustworthy_effect, spread_cv, LayoutDecision,
+    LayoutRatio,
 };
-use crate::stats::verdict::{artifact, decide, Verdict};
+use crate::stats::verdict::{decide, Verdict};
 
 /// The per-metric matrix: one row per build.
 pub fn analyze(
@@ -103,31 +104,27 @@ fn compare(
 ) -> Comparison {
     let hib = options.higher_is_better;
     let margin = options.margin;
-    let default_ratio =
-        default_ratio(&a[0], &b[0], default_confidence).map(|(estimate, low, high)| {
-            RatioInterval {
-                estimate,
-                low,
-                high,
-            }
-        });
-    let default_verdict =
-        default_ratio.map_or(Verdict::Unknown, |r| decide(r.low, r.high, margin, hib));
-    let controlled = layout_ratio(a, b, options.estimator, confidence);
-    let controlled_verdict =
-        controlled.map_or(Verdict::Unknown, |r| decide(r.low, r.high, margin, hib));
-    let trust = controlled.map_or(f64::NAN, |c| smallest_trustworthy_effect(c.log_ratio_sd));
-    let artifact_share = artifact(
-        default_ratio.map(|d| d.estimate),
+    let LayoutDecision {
+        default_ratio,
         default_verdict,
-        controlled.map(|c| c.estimate),
+        controlled,
         controlled_verdict,
+        artifact_share,
+        verdict,
+    } = decide_layout(
+        a,
+        b,
+        options.estimator,
+        (default_confidence, confidence),
+        margin,
+        hib,
     );
-    let verdict = if artifact_share.is_some() {
-        Verdict::Artifact
-    } else {
-        controlled_verdict
-    };
+    let default_ratio = default_ratio.map(|(estimate, low, high)| RatioInterval {
+        estimate,
+        low,
+        high,
+    });
+    let trust = controlled.map_or(f64::NAN, |c| smallest_trustworthy_effect(c.log_ratio_sd));
     // Say "reverses" only when the opposite direction is itself significant.
     let reversed = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
         && matches!((default_ratio, controlled), (Some(d), Some(c)) if (d.estimate - 1.0) * (c.estimate - 1.0) < 0.0);

@@ -28,6 +28,7 @@
 
 use super::descriptive::{mean, median, sample_variance};
 use super::distributions::student_t_quantile;
+use super::verdict::{artifact, decide, Verdict};
 use serde::Serialize;
 
 /// The fraction trimmed from each end of the per-variant log ratios.
@@ -239,6 +240,63 @@ fn trimmed_parts(xs: &[f64], trim: f64) -> Option<Trimmed> {
         kept: h,
         trimmed: g,
     })
+}
+
+/// Both of `layout`'s intervals for one build against the baseline, their
+/// verdicts, and the layout verdict (ARTIFACT included).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayoutDecision {
+    /// Variant 0 alone: (estimate, low, high).
+    pub default_ratio: Option<(f64, f64, f64)>,
+    pub default_verdict: Verdict,
+    pub controlled: Option<LayoutRatio>,
+    pub controlled_verdict: Verdict,
+    /// For ARTIFACT: the share of the default-layout difference that disappears.
+    pub artifact_share: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// Decide one build against the baseline: the default-layout interval of
+/// variant 0's runs at `default_confidence`, the across-layouts interval at
+/// `confidence`, each judged against ±`margin`, then the ARTIFACT rule.
+/// `layout` and its simulations both decide here.
+pub fn decide_layout(
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    estimator: Estimator,
+    (default_confidence, confidence): (f64, f64),
+    margin: f64,
+    higher_is_better: bool,
+) -> LayoutDecision {
+    let default_ratio = match (a.first(), b.first()) {
+        (Some(a0), Some(b0)) => default_ratio(a0, b0, default_confidence),
+        _ => None,
+    };
+    let default_verdict = default_ratio.map_or(Verdict::Unknown, |(_, low, high)| {
+        decide(low, high, margin, higher_is_better)
+    });
+    let controlled = layout_ratio(a, b, estimator, confidence);
+    let controlled_verdict = controlled.map_or(Verdict::Unknown, |r| {
+        decide(r.low, r.high, margin, higher_is_better)
+    });
+    let artifact_share = artifact(
+        default_ratio.map(|d| d.0),
+        default_verdict,
+        controlled.map(|c| c.estimate),
+        controlled_verdict,
+    );
+    LayoutDecision {
+        default_ratio,
+        default_verdict,
+        controlled,
+        controlled_verdict,
+        artifact_share,
+        verdict: if artifact_share.is_some() {
+            Verdict::Artifact
+        } else {
+            controlled_verdict
+        },
+    }
 }
 
 /// Coefficient of variation of per-variant estimates (sample sd / mean).

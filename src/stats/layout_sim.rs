@@ -10,9 +10,9 @@
 //! analyses of `layout` then decide: across layouts (the verdict, ARTIFACT
 //! included) and at the default layout alone (what a naive A/B reports).
 
-use super::hierarchical::{default_ratio, layout_ratio, Estimator};
+use super::hierarchical::{decide_layout, Estimator};
 use super::sequential::standard_normal;
-use super::verdict::{artifact, decide, Verdict};
+use super::verdict::Verdict;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -114,30 +114,25 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
     let a = side(1.0, 0, &mut rng);
     let b = side(s.true_ratio, 1, &mut rng);
     let confidence = 1.0 - s.alpha / s.comparisons.max(1) as f64;
-    let controlled = layout_ratio(&a, &b, Estimator::Median, confidence);
-    let controlled_verdict =
-        controlled.map_or(Verdict::Unknown, |r| decide(r.low, r.high, s.margin, false));
-    let default = default_ratio(&a[0], &b[0], confidence);
-    let naive = default.map_or(Verdict::Unknown, |(_, lo, hi)| {
-        decide(lo, hi, s.margin, false)
-    });
-    let share = artifact(
-        default.map(|d| d.0),
-        naive,
-        controlled.map(|c| c.estimate),
-        controlled_verdict,
+    let d = decide_layout(
+        &a,
+        &b,
+        Estimator::Median,
+        (confidence, confidence),
+        s.margin,
+        false,
     );
     let truth_0 = s.true_ratio * (offsets[1][0] - offsets[0][0]).exp();
     Verdicts {
-        layout: if share.is_some() {
-            Verdict::Artifact
-        } else {
-            controlled_verdict
-        },
-        controlled: controlled_verdict,
-        naive,
-        covered: controlled.is_some_and(|c| c.low <= s.true_ratio && s.true_ratio <= c.high),
-        default_covered: default.is_some_and(|(_, lo, hi)| lo <= truth_0 && truth_0 <= hi),
+        layout: d.verdict,
+        controlled: d.controlled_verdict,
+        naive: d.default_verdict,
+        covered: d
+            .controlled
+            .is_some_and(|c| c.low <= s.true_ratio && s.true_ratio <= c.high),
+        default_covered: d
+            .default_ratio
+            .is_some_and(|(_, lo, hi)| lo <= truth_0 && truth_0 <= hi),
     }
 }
 

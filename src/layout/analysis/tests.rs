@@ -4,6 +4,7 @@
 //! variants. Builds: A is the baseline, B the candidate; time, lower is better.
 use super::*;
 use crate::layout::variants::Source;
+use crate::stats::verdict::artifact;
 
 fn options(margin: f64) -> LayoutOptions {
     LayoutOptions {
