@@ -173,8 +173,8 @@ fn compare(
         ),
         _ => "too few runs to compare".to_string(),
     };
-    let undecided = (verdict == Verdict::Unknown)
-        .then(|| diagnose(options, a, b, controlled, confidence, options.max_layouts));
+    let undecided =
+        (verdict == Verdict::Unknown).then(|| diagnose(options, a, b, controlled, confidence));
     let hint = undecided.as_ref().map(|u| hint(u, trust, margin));
     Comparison {
         default_ratio,
@@ -197,7 +197,6 @@ pub fn diagnose(
     b: &[Vec<f64>],
     controlled: Option<LayoutRatio>,
     confidence: f64,
-    max_layouts: Option<usize>,
 ) -> Undecided {
     let Some(c) = controlled else {
         return Undecided::TooFewRuns;
@@ -212,8 +211,9 @@ pub fn diagnose(
             side.iter()
                 .map(|runs| {
                     runs.iter()
-                        .copied()
-                        .filter(|&v| worse_by(v, runs, hib) <= wild.threshold)
+                        .zip(worse_than_best(runs, hib))
+                        .filter(|&(_, d)| d <= wild.threshold)
+                        .map(|(&v, _)| v)
                         .collect()
                 })
                 .collect()
@@ -238,7 +238,7 @@ pub fn diagnose(
     } else {
         f64::INFINITY
     };
-    let budget = max_layouts.unwrap_or(64).max(64) * 4;
+    let budget = options.max_layouts.unwrap_or(64).max(64) * 4;
     if needed.is_finite() && needed <= budget as f64 {
         return Undecided::LayoutSpread {
             layouts: (needed as usize).max(c.variants + 1),
@@ -293,7 +293,7 @@ fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>], higher_is_better: bool) -> WildRuns
     };
     for side in [a, b] {
         for (i, runs) in side.iter().enumerate() {
-            for d in runs.iter().map(|&v| worse_by(v, runs, higher_is_better)) {
+            for d in worse_than_best(runs, higher_is_better) {
                 if d > threshold {
                     wild.runs += 1;
                     wild.worst = wild.worst.max(d);
@@ -308,15 +308,20 @@ fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>], higher_is_better: bool) -> WildRuns
     wild
 }
 
-/// How much worse than the best of `runs` the run `v` is (log scale).
-fn worse_by(v: f64, runs: &[f64], higher_is_better: bool) -> f64 {
-    if higher_is_better {
-        let best = runs.iter().copied().fold(f64::NAN, f64::max);
-        (best / v).ln()
+/// How much worse than the best of `runs` each run is (log scale, in order).
+fn worse_than_best(runs: &[f64], higher_is_better: bool) -> impl Iterator<Item = f64> + '_ {
+    let best = if higher_is_better {
+        runs.iter().copied().fold(f64::NAN, f64::max)
     } else {
-        let best = runs.iter().copied().fold(f64::NAN, f64::min);
-        (v / best).ln()
-    }
+        runs.iter().copied().fold(f64::NAN, f64::min)
+    };
+    runs.iter().map(move |&v| {
+        if higher_is_better {
+            (best / v).ln()
+        } else {
+            (v / best).ln()
+        }
+    })
 }
 
 /// Up to `most` numbers, then how many more.

@@ -51,7 +51,7 @@ pub fn look_share(k: usize, looks: usize) -> f64 {
     if looks <= 1 || k >= looks {
         return 1.0 / looks.max(1) as f64;
     }
-    1.0 / (k * (k + 1)) as f64
+    crate::stats::sequential::look_alpha(1.0, k)
 }
 
 /// Run the experiment. Errors are for setup problems only (bad templates,
