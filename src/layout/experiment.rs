@@ -230,6 +230,10 @@ pub fn look_loop(
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
     let schedule = look_sizes(options.layouts, options.max_layouts);
+    let max_time = crate::report::format::value(
+        options.max_time.unwrap_or_default().as_secs_f64(),
+        Unit::Seconds,
+    );
     for (look, &size) in schedule.iter().enumerate() {
         let batch: Vec<Variant> = (report.variants.len() as u64..size as u64)
             .map(|seed| Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2))
@@ -267,10 +271,7 @@ pub fn look_loop(
             report.notes.push(format!(
                 "--max-time {} reached after {done} of {} rounds of the last {} layouts; \
                  the analysis uses the rounds completed",
-                crate::report::format::value(
-                    options.max_time.unwrap_or_default().as_secs_f64(),
-                    Unit::Seconds
-                ),
+                max_time,
                 options.rounds,
                 built.pairs.len() / options.builds.len()
             ));
@@ -309,10 +310,7 @@ pub fn look_loop(
             report.status = Status::new(State::BudgetExhausted, None);
             report.notes.push(format!(
                 "--max-time {} reached after {} layouts with {undecided} comparisons undecided",
-                crate::report::format::value(
-                    options.max_time.unwrap_or_default().as_secs_f64(),
-                    Unit::Seconds
-                ),
+                max_time,
                 report.used_seeds.len()
             ));
             break;
