@@ -20,7 +20,7 @@ use super::{check, unknown_environment, AnalyzeOptions, DEFAULT_ALPHA, DEFAULT_M
 use crate::compare::analysis::{self, MetricInput};
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
-use crate::report::format::trimmed;
+use crate::report::units::trimmed;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::metric::{MetricSpec, Unit};

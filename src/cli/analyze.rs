@@ -5,7 +5,9 @@ use super::exit;
 use super::layout::EstimatorArg;
 use super::output::OutputArgs;
 use crate::analyze::{self, Analysis, AnalyzeOptions};
-use crate::report::{html, json, layout as layout_report, markdown, terminal};
+use crate::compare::render::{html, markdown, terminal};
+use crate::layout::render::{html as layout_html, text as layout_report};
+use crate::report::json;
 use crate::stats::hierarchical::Estimator;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -109,7 +111,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
                 write(path, layout_report::markdown(report))?;
             }
             if let Some(path) = &output.html {
-                write(path, html::layout(report))?;
+                write(path, layout_html::layout(report))?;
             }
         }
     }

@@ -4,7 +4,7 @@ use super::exit;
 use super::output::OutputArgs;
 use crate::code::placement::Geometry;
 use crate::code::{self, CodeOptions, CodeReport};
-use crate::report::{self, json};
+use crate::report::json;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ pub fn run(args: CodeArgs) -> Result<i32> {
     }
     print!(
         "{}",
-        report::code::render(&report, options.verbose, options.limit, args.output.color())
+        crate::code::render::render(&report, options.verbose, options.limit, args.output.color())
     );
     write_outputs(&report, &options, &args.output)?;
     // The process ends next: freeing a report of a large binary (hundreds of
@@ -84,7 +84,7 @@ fn write_outputs(report: &CodeReport, options: &CodeOptions, output: &OutputArgs
     if let Some(path) = &output.markdown {
         let text = format!(
             "```\n{}```\n",
-            report::code::render(report, options.verbose, options.limit, false)
+            crate::code::render::render(report, options.verbose, options.limit, false)
         );
         json::write_atomically(path, text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;

@@ -2,8 +2,9 @@
 
 use super::exit;
 use super::output::OutputArgs;
+use crate::compare::render::{html, markdown, terminal};
 use crate::compare::{self, CompareOptions, CompareReport, Order, State};
-use crate::report::{html, json, markdown, terminal};
+use crate::report::json;
 use crate::run::command::CommandSpec;
 use crate::run::metric::MetricSpec;
 use crate::run::spawn;

@@ -403,7 +403,7 @@ pub fn meaning(report: &LayoutReport) -> String {
             "  {:<8} {}: within ±{}% once layout is controlled\n",
             "SAME",
             same.join(", "),
-            crate::report::format::trimmed(report.settings.margin * 100.0)
+            crate::report::units::trimmed(report.settings.margin * 100.0)
         ));
     }
     out.push_str(&format!(

@@ -3,9 +3,10 @@
 use super::exit;
 use super::output::OutputArgs;
 use crate::layout::experiment::Phase;
+use crate::layout::render::{html, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, State};
-use crate::report::{html, json, layout as report};
+use crate::report::json;
 use crate::run::metric::MetricSpec;
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;

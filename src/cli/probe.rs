@@ -5,8 +5,9 @@
 use super::compare::parse_duration;
 use super::exit;
 use super::output::OutputArgs;
+use crate::probe::render::{html, text as report};
 use crate::probe::{self, isolate, ProbeKind, ProbeOptions, ProbeReport};
-use crate::report::{html, json, probe as report};
+use crate::report::json;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::time::Duration;

@@ -2,8 +2,9 @@
 
 use super::exit;
 use super::output::OutputArgs;
-use crate::report::{json, sarif, structs as text};
+use crate::report::json;
 use crate::structs::elf::InputError;
+use crate::structs::render::{sarif, text};
 use crate::structs::{self, StructsOptions};
 use anyhow::{Context, Result};
 use clap::Args;

@@ -14,6 +14,7 @@ pub mod disasm;
 pub mod elf;
 pub mod placement;
 pub mod profile;
+pub mod render;
 
 use anyhow::{Context, Result};
 use disasm::{JccSpot, Loop, Scan};

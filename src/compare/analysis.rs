@@ -1,6 +1,6 @@
 //! Per-metric analysis of an A/B experiment: summaries, estimators, tests, the
 //! verdict with the sentence that explains it, and for an UNKNOWN the causes
-//! that kept it undecided (as facts; `report::hint` writes the sentences).
+//! that kept it undecided (as facts; `render::hint` writes the sentences).
 //!
 //! The verdict comes from the sequential (anytime-valid) CI of the last look: it
 //! is the one interval to quote. The bootstrap CI, Hodges–Lehmann shift and
@@ -8,7 +8,8 @@
 //! reports show them only with `--verbose` and in the JSON, labelled so.
 
 pub use super::causes::{Budget, Cause};
-use crate::report::{format, hint};
+use super::render::hint;
+use crate::report::units as format;
 use crate::run::metric::Unit;
 use crate::stats::bootstrap::{self, BootstrapMethod, Interval};
 use crate::stats::descriptive::{summarize, Summary};
@@ -182,9 +183,9 @@ pub fn sentence(
     }
     let ci = format!(
         "ratio {} [{}, {}]",
-        fmt_ratio(look.ratio),
-        fmt_ratio(look.low),
-        fmt_ratio(look.high)
+        format::ratio(look.ratio),
+        format::ratio(look.low),
+        format::ratio(look.high)
     );
     let change = describe_change(look.ratio, higher_is_better);
     let margin_pct = format!("±{}%", format::trimmed(margin * 100.0));
@@ -211,18 +212,6 @@ fn describe_change(ratio: f64, higher_is_better: bool) -> String {
         format!("{factor:.2}× {word}")
     } else {
         format!("{:.1}% {word}", (factor - 1.0) * 100.0)
-    }
-}
-
-pub fn fmt_ratio(r: f64) -> String {
-    if r.is_nan() {
-        "n/a".to_string()
-    } else if r.is_finite() {
-        format!("{r:.3}")
-    } else if r > 0.0 {
-        "∞".to_string()
-    } else {
-        "0".to_string()
     }
 }
 
@@ -289,6 +278,6 @@ mod tests {
         l.n_b = 0;
         let s = sentence("wall", ["A", "B"], &l, 0.01, false);
         assert_eq!(s, "A vs B on wall is not decided: no measured runs (0 + 0)");
-        assert_eq!(fmt_ratio(f64::NAN), "n/a");
+        assert_eq!(format::ratio(f64::NAN), "n/a");
     }
 }

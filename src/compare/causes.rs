@@ -1,7 +1,7 @@
 //! Why an UNKNOWN `compare` metric is undecided, as facts with numbers: run
 //! outliers, a forecast of the runs that would decide it (and which limit
 //! stopped the run), and the margins that would decide it within the budget.
-//! `report::hint` writes the sentences; docs/methodology.md §5 explains them.
+//! `render::hint` writes the sentences; docs/methodology.md §5 explains them.
 
 use super::analysis::MetricInput;
 use super::Limit;
@@ -210,7 +210,7 @@ fn outliers(side: usize, xs: &[f64], higher_is_better: bool) -> Option<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::hint;
+    use crate::compare::render::hint;
     use crate::run::metric::Unit;
 
     fn look(ratio: f64, low: f64, high: f64, verdict: Verdict) -> Look {

@@ -121,7 +121,7 @@ pub fn run_with(
     if let (Some(o), None, true) = (spawn_overhead, state.correction, state.correction_decided) {
         notes.push(format!(
             "process start ({}) is over {:.0}% of a run, so wall is not corrected for it",
-            crate::report::format::value(o, Unit::Seconds),
+            crate::report::units::value(o, Unit::Seconds),
             overhead::MAX_SHARE * 100.0
         ));
     }
@@ -457,7 +457,7 @@ impl<'a> Loop<'a> {
                 format!(
                     "{name}: {} {}",
                     look.verdict,
-                    analysis::fmt_ratio(look.ratio)
+                    crate::report::units::ratio(look.ratio)
                 )
             })
             .collect::<Vec<_>>()

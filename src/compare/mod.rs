@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod causes;
 pub mod experiment;
 pub mod overhead;
+pub mod render;
 
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;

@@ -146,30 +146,30 @@ fn compare(
             if direction(d.estimate) == "faster" { "speedup" } else { "slowdown" },
             if reversed { " and reverses" } else { "" },
             cand,
-            fmt_ratio(c.estimate),
-            fmt_ratio(c.low),
-            fmt_ratio(c.high),
+            crate::report::units::ratio(c.estimate),
+            crate::report::units::ratio(c.low),
+            crate::report::units::ratio(c.high),
         ),
         (Verdict::Faster | Verdict::Slower, Some(c), _) => format!(
             "{cand} is {} {} than {base} across {layouts} layouts: ratio {} [{}, {}]",
             pct(c.estimate),
             direction(c.estimate),
-            fmt_ratio(c.estimate),
-            fmt_ratio(c.low),
-            fmt_ratio(c.high),
+            crate::report::units::ratio(c.estimate),
+            crate::report::units::ratio(c.low),
+            crate::report::units::ratio(c.high),
         ),
         (Verdict::Same, Some(c), _) => format!(
             "{cand} and {base} are within ±{}% across {layouts} layouts: ratio {} [{}, {}]",
-            crate::report::format::trimmed(margin * 100.0),
-            fmt_ratio(c.estimate),
-            fmt_ratio(c.low),
-            fmt_ratio(c.high),
+            crate::report::units::trimmed(margin * 100.0),
+            crate::report::units::ratio(c.estimate),
+            crate::report::units::ratio(c.low),
+            crate::report::units::ratio(c.high),
         ),
         (_, Some(c), _) => format!(
             "not decided across {layouts} layouts: ratio {} [{}, {}]",
-            fmt_ratio(c.estimate),
-            fmt_ratio(c.low),
-            fmt_ratio(c.high),
+            crate::report::units::ratio(c.estimate),
+            crate::report::units::ratio(c.low),
+            crate::report::units::ratio(c.high),
         ),
         _ => "too few runs to compare".to_string(),
     };
@@ -335,7 +335,7 @@ fn listed(numbers: &[usize], most: usize) -> String {
 
 /// The hint line of an undecided comparison.
 pub fn hint(undecided: &Undecided, trust: f64, margin: f64) -> String {
-    let pct = |x: f64| crate::report::format::trimmed((x * 1000.0).round() / 10.0);
+    let pct = |x: f64| crate::report::units::trimmed((x * 1000.0).round() / 10.0);
     match undecided {
         Undecided::TooFewRuns => "more rounds (--rounds) and layouts (--layouts)".into(),
         Undecided::RunOutliers {
@@ -367,14 +367,6 @@ pub fn hint(undecided: &Undecided, trust: f64, margin: f64) -> String {
             }
             text
         }
-    }
-}
-
-pub fn fmt_ratio(r: f64) -> String {
-    if r.is_finite() {
-        format!("{r:.3}")
-    } else {
-        "n/a".into()
     }
 }
 

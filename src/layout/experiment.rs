@@ -230,7 +230,7 @@ pub fn look_loop(
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
     let schedule = look_sizes(options.layouts, options.max_layouts);
-    let max_time = crate::report::format::value(
+    let max_time = crate::report::units::value(
         options.max_time.unwrap_or_default().as_secs_f64(),
         Unit::Seconds,
     );

@@ -11,6 +11,7 @@ pub mod experiment;
 pub mod explain;
 pub mod plan;
 pub mod profile;
+pub mod render;
 pub mod variants;
 
 use crate::run::environment::Environment;

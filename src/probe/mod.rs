@@ -17,6 +17,7 @@ pub mod code_align;
 pub mod isolate;
 pub mod kernel;
 pub mod misaligned;
+pub mod render;
 pub mod split_lock;
 pub mod timing;
 pub mod tlb;

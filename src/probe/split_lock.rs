@@ -256,9 +256,9 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
             format!(
                 "a split lock costs {} = {:.0}× an aligned locked add ({}); {crossing_text}; \
                  kernel: {}",
-                crate::report::format::value(split, crate::run::metric::Unit::Nanoseconds),
+                crate::report::units::value(split, crate::run::metric::Unit::Nanoseconds),
                 ratio,
-                crate::report::format::value(aligned_both, crate::run::metric::Unit::Nanoseconds),
+                crate::report::units::value(aligned_both, crate::run::metric::Unit::Nanoseconds),
                 handling.mode
             ),
         ),
@@ -267,7 +267,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
             format!(
                 "split locks not measured; an aligned locked add costs {}; {crossing_text}; \
                  kernel: {}",
-                crate::report::format::value(aligned_both, crate::run::metric::Unit::Nanoseconds),
+                crate::report::units::value(aligned_both, crate::run::metric::Unit::Nanoseconds),
                 handling.mode
             ),
         ),

@@ -1,17 +1,12 @@
-//! Output of results: terminal tables, JSON, Markdown, HTML with SVG plots. Each format is one file;
-//! they all read the same plain report types and compute nothing new.
+//! Rendering primitives every verb shares: aligned tables, terminal colour,
+//! numbers with units, escaping for Markdown and HTML, the HTML page shell, the
+//! SVG charts and atomic file writing. Nothing here knows a verb: each verb's
+//! `render` module turns its own report into text with these.
 
-pub mod code;
-pub mod explain;
-pub mod format;
-pub mod hint;
+pub mod escape;
 pub mod html;
 pub mod json;
-pub mod layout;
-pub mod markdown;
-pub mod probe;
-pub mod sarif;
-pub mod structs;
+pub mod style;
 pub mod svg;
 pub mod table;
-pub mod terminal;
+pub mod units;

@@ -131,7 +131,7 @@ fn render(height: u32, draw: impl FnOnce(&Area) -> Drawn) -> String {
         Err(e) => format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"24\">\
              <text x=\"4\" y=\"16\">plot unavailable: {}</text></svg>",
-            super::html::escape(&e.to_string())
+            super::escape::html(&e.to_string())
         ),
     }
 }

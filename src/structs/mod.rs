@@ -7,6 +7,7 @@ pub mod dwarf;
 pub mod elf;
 pub mod hazards;
 pub mod layout;
+pub mod render;
 pub mod suggest;
 pub mod sync;
 

@@ -2,11 +2,12 @@
 //! (hot first with a profile, worst hazards first otherwise), the loops of the
 //! listed functions, the erratum spots with `--verbose`, and the diff.
 
-use super::format::significant;
-use super::table::Table;
 use crate::code::diff::Diff;
 use crate::code::elf::SymbolSource;
 use crate::code::{CodeReport, Function};
+use crate::report::style::paint;
+use crate::report::table::Table;
+use crate::report::units::significant;
 use std::fmt::Write;
 
 fn hex(x: u64) -> String {
@@ -17,14 +18,6 @@ fn percent(share: Option<f64>) -> String {
     match share {
         Some(s) => format!("{}%", significant(s * 100.0)),
         None => "-".to_string(),
-    }
-}
-
-fn paint(text: &str, code: &str, color: bool) -> String {
-    if color && !text.is_empty() && text != "-" {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
     }
 }
 

@@ -3,11 +3,11 @@
 //! `LayoutReport` and compute nothing new.
 
 use super::explain::{markdown_explain, render_explain};
-use super::format::{trimmed, value};
-use super::table::Table;
-use super::terminal::paint;
-use crate::layout::analysis::fmt_ratio;
+use crate::compare::render::terminal::paint;
 use crate::layout::{LayoutReport, MatrixRow, State};
+use crate::report::escape::markdown_cell as escape;
+use crate::report::table::Table;
+use crate::report::units::{ratio, trimmed, value};
 use std::fmt::Write;
 
 fn percent(x: f64) -> String {
@@ -19,12 +19,7 @@ fn percent(x: f64) -> String {
 }
 
 fn interval(estimate: f64, low: f64, high: f64) -> String {
-    format!(
-        "{} [{}, {}]",
-        fmt_ratio(estimate),
-        fmt_ratio(low),
-        fmt_ratio(high)
-    )
+    format!("{} [{}, {}]", ratio(estimate), ratio(low), ratio(high))
 }
 
 pub(super) fn cells(row: &MatrixRow) -> (String, String, String) {
@@ -48,7 +43,7 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
     let mut out = String::new();
     let s = &report.settings;
     let verb = match &report.analyze {
-        Some(imported) => format!("analyze {}", super::format::imported(imported)),
+        Some(imported) => format!("analyze {}", crate::report::units::imported(imported)),
         None => "layout".to_string(),
     };
     let _ = writeln!(
@@ -88,7 +83,7 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
             let _ = writeln!(out, "  | {line}");
         }
     }
-    out.push_str(&super::terminal::stop_cause(
+    out.push_str(&crate::compare::render::terminal::stop_cause(
         &report.status,
         report.status.state == State::Interrupted,
         report.status.state != State::BuildFailed,
@@ -239,14 +234,10 @@ pub fn markdown(report: &LayoutReport) -> String {
         let _ = writeln!(
             out,
             "<sub>runs read from {}; {:.1}% intervals, margin ±{}%</sub>",
-            escape(&super::format::imported(imported)),
+            escape(&crate::report::units::imported(imported)),
             report.settings.confidence * 100.0,
             trimmed(report.settings.margin * 100.0)
         );
     }
     out
-}
-
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
 }

@@ -1,11 +1,12 @@
 //! Terminal (and Markdown) rendering of a `probe` report: per probe, its
 //! facts, a table, the one-line finding and any notes. Computes nothing new.
 
-use super::table::Table;
 use crate::probe::timing::{bytes, ranges};
 use crate::probe::{
     alloc, code_align, misaligned, split_lock, tlb, Details, ProbeReport, ProbeResult, Status,
 };
+use crate::report::style::paint;
+use crate::report::table::Table;
 
 fn ns(x: Option<f64>) -> String {
     match x {
@@ -30,14 +31,6 @@ fn times(x: Option<f64>) -> String {
 fn median(xs: Vec<f64>) -> Option<f64> {
     let m = crate::stats::descriptive::median(&xs);
     m.is_finite().then_some(m)
-}
-
-fn paint(text: &str, code: &str, color: bool) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
 }
 
 /// The whole report.

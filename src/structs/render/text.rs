@@ -1,20 +1,13 @@
 //! Terminal output of `structs`: layouts that read like pahole's, the hazard list
 //! (worst first) and the suggested reorders. Computes nothing new.
 
-use super::table::Table;
+use crate::report::style::paint;
+use crate::report::table::Table;
 use crate::structs::hazards::{Hazard, Severity};
 use crate::structs::layout::boundary_before;
 use crate::structs::suggest::Suggestion;
 use crate::structs::{StructLayout, StructsReport};
 use std::fmt::Write;
-
-fn paint(text: &str, code: &str, color: bool) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}
 
 /// One struct as pahole prints it.
 pub fn layout(s: &StructLayout, line: u64, color: bool) -> String {

@@ -3,9 +3,9 @@
 //! default layout has, and the top moved functions. Reads the facts of
 //! `layout::explain` and computes nothing new.
 
-use super::html;
-use super::table::Table;
 use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, OneSided, Ranking, Side};
+use crate::report::table::Table;
+use crate::report::{escape, html};
 use std::fmt::Write;
 
 /// From this share of a profile in functions only one build has, the report
@@ -227,7 +227,7 @@ pub fn render_explain(explain: &Explain, baseline: &str) -> String {
 
 /// `--explain` for Markdown.
 pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
-    let escape = |text: &str| text.replace('|', "\\|");
+    let escape = escape::markdown_cell;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -277,30 +277,30 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
 pub fn html_explain(explain: &Explain, baseline: &str) -> String {
     let mut out = format!(
         "<h2>Code placement of the default layouts against {}</h2>\n<p>{}.</p>\n",
-        html::escape(baseline),
-        html::escape(&ranking_line(explain, baseline))
+        escape::html(baseline),
+        escape::html(&ranking_line(explain, baseline))
     );
     for b in &explain.builds {
         if let Some(error) = &b.error {
             let _ = writeln!(
                 out,
                 "<p><b>{}</b>: not compared: {}</p>",
-                html::escape(&b.build),
-                html::escape(error)
+                escape::html(&b.build),
+                escape::html(error)
             );
             continue;
         }
         let _ = writeln!(
             out,
             "<h3>{}</h3>\n<p>{}.</p>",
-            html::escape(&b.build),
-            html::escape(&counts_line(b, baseline))
+            escape::html(&b.build),
+            escape::html(&counts_line(b, baseline))
         );
         let lines = build_lines(b, baseline);
         if !lines.is_empty() {
             out.push_str("<ul>\n");
             for line in lines {
-                let _ = writeln!(out, "<li>{}</li>", html::escape(&line));
+                let _ = writeln!(out, "<li>{}</li>", escape::html(&line));
             }
             out.push_str("</ul>\n");
         }
@@ -312,7 +312,7 @@ pub fn html_explain(explain: &Explain, baseline: &str) -> String {
     if !explain.notes.is_empty() {
         out.push_str("<ul class=\"note\">\n");
         for note in &explain.notes {
-            let _ = writeln!(out, "<li>{}</li>", html::escape(note));
+            let _ = writeln!(out, "<li>{}</li>", escape::html(note));
         }
         out.push_str("</ul>\n");
     }

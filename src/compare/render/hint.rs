@@ -2,9 +2,9 @@
 //! analysis (`compare::analysis::Cause`, facts with numbers) in words, with the
 //! option that would address it.
 
-use super::format::trimmed;
 use crate::compare::analysis::Cause;
 use crate::compare::Limit;
+use crate::report::units::trimmed;
 use crate::stats::verdict::Verdict;
 
 /// What the sentences need besides the causes.

@@ -1,4 +1,5 @@
-//! Number formatting shared by every output: values with units, percentages, p-values.
+//! Number formatting shared by every output: values with their units, ratios,
+//! percentages and p-values. One function per kind of number.
 
 use crate::run::metric::Unit;
 
@@ -71,6 +72,20 @@ pub fn ratio_change(ratio: f64) -> String {
     format!("{:+.1}%", (ratio - 1.0) * 100.0)
 }
 
+/// A ratio to three places for sentences and tables: "1.052"; "n/a" without
+/// one, "∞" and "0" when a side's value is zero.
+pub fn ratio(r: f64) -> String {
+    if r.is_nan() {
+        "n/a".to_string()
+    } else if r.is_finite() {
+        format!("{r:.3}")
+    } else if r > 0.0 {
+        "∞".to_string()
+    } else {
+        "0".to_string()
+    }
+}
+
 /// A ratio to four places, "n/a" when there is none (no runs on a side).
 pub fn ratio_cell(ratio: f64) -> String {
     if ratio.is_nan() {
@@ -85,22 +100,6 @@ pub fn interval_cell(low: f64, high: f64) -> String {
         return "n/a".to_string();
     }
     format!("[{low:.4}, {high:.4}]")
-}
-
-/// The cells every `compare` table starts with: metric, A median, B median,
-/// B/A, change, CI.
-pub fn compare_cells(m: &crate::compare::MetricReport) -> [String; 6] {
-    let median = |s: &Option<crate::stats::descriptive::Summary>| {
-        s.as_ref().map_or("n/a".into(), |s| value(s.median, m.unit))
-    };
-    [
-        m.name.clone(),
-        median(&m.a),
-        median(&m.b),
-        ratio_cell(m.ratio),
-        ratio_change(m.ratio),
-        interval_cell(m.ci_low, m.ci_high),
-    ]
 }
 
 /// Where `analyze` read the runs: "a.csv, b.csv (csv)".

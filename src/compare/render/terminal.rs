@@ -3,13 +3,15 @@
 //! side's summary. With `--verbose`, the descriptive statistics follow, labelled
 //! as not the verdict's interval. Colour only when asked (the CLI asks on a TTY).
 
-use super::format::{compare_cells, p_value, significant, trimmed, value};
+use super::cells::compare_cells;
 use super::hint;
-use super::table::Table;
 use crate::compare::{CompareReport, Limit, MetricReport, State};
+use crate::report::table::Table;
+use crate::report::units::{p_value, significant, trimmed, value};
 use crate::run::metric::Unit;
 use crate::run::Status;
-use crate::stats::verdict::Verdict;
+
+pub use crate::report::style::verdict as paint;
 use std::fmt::Write;
 
 /// Why an experiment stopped early: "FAILED: cause" or "INTERRUPTED: …", the
@@ -31,22 +33,6 @@ pub fn stop_cause<S>(status: &Status<S>, interrupted: bool, results_follow: bool
     out
 }
 
-/// ANSI colour for a verdict word.
-pub fn paint(verdict: Verdict, color: bool) -> String {
-    let word = verdict.to_string();
-    if !color {
-        return word;
-    }
-    let code = match verdict {
-        Verdict::Faster => "32",
-        Verdict::Slower => "31",
-        Verdict::Same => "34",
-        Verdict::Artifact => "35",
-        Verdict::Unknown => "33",
-    };
-    format!("\x1b[1;{code}m{word}\x1b[0m")
-}
-
 /// The report without the descriptive statistics.
 pub fn render(report: &CompareReport, color: bool) -> String {
     render_detailed(report, color, false)
@@ -58,7 +44,7 @@ pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> St
     let mut out = String::new();
     let [a, b] = [&report.commands[0], &report.commands[1]];
     let verb = match &report.analyze {
-        Some(imported) => format!("analyze {}", super::format::imported(imported)),
+        Some(imported) => format!("analyze {}", crate::report::units::imported(imported)),
         None => "compare".to_string(),
     };
     let _ = writeln!(

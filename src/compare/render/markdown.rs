@@ -1,8 +1,9 @@
 //! `--markdown FILE`: a compact report fit for a pull-request comment. It quotes
 //! the verdict's interval only; the descriptive p-values are in `--json`.
 
-use super::format::compare_cells;
+use super::cells::compare_cells;
 use crate::compare::{CompareReport, State};
+use crate::report::escape::markdown_cell as escape;
 use std::fmt::Write;
 
 pub fn render(report: &CompareReport) -> String {
@@ -58,7 +59,7 @@ pub fn render(report: &CompareReport) -> String {
             "<sub>{} + {} runs read from {}, margin ±{}%, {} CI{}</sub>",
             report.measured_runs(0),
             report.measured_runs(1),
-            escape(&super::format::imported(imported)),
+            escape(&crate::report::units::imported(imported)),
             report.settings.margin * 100.0,
             if imported.interval == "sequential" {
                 "anytime-valid"
@@ -81,13 +82,8 @@ pub fn render(report: &CompareReport) -> String {
         report.measured_runs(0),
         report.measured_runs(1),
         report.settings.order,
-        super::format::trimmed(report.settings.margin * 100.0),
+        crate::report::units::trimmed(report.settings.margin * 100.0),
         escape(report.environment.cpu_model.as_deref().unwrap_or("unknown CPU")),
     );
     out
-}
-
-/// Keep table cells intact: pipes and newlines would break the row.
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
