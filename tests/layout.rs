@@ -510,8 +510,10 @@ fn bad_usage_is_an_error_before_anything_runs() {
             "align,bogus",
         ])
         .assert()
-        .code(1)
-        .stderr(predicates::str::contains("unknown layout source"));
+        .code(2)
+        .stderr(predicates::str::contains(
+            "invalid value 'bogus' for '--sources <SOURCES>'",
+        ));
 }
 
 #[test]

@@ -1,15 +1,16 @@
 //! `ghostbench code`: arguments, and the glue to `code::run` and the reports.
 
 use super::exit;
-use super::output::OutputArgs;
+use super::output::{json, Format, OutputArgs};
 use crate::code::placement::Geometry;
 use crate::code::{self, CodeOptions, CodeReport};
-use crate::report::json;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]
+// No HTML report: `--html` is not offered (and is a usage error).
+#[command(mut_arg("html", |a| a.hide(true)))]
 pub struct CodeArgs {
     /// The x86-64 ELF binary, shared object or object file to analyze.
     pub binary: PathBuf,
@@ -38,6 +39,9 @@ pub struct CodeArgs {
     pub output: OutputArgs,
 }
 
+/// The report files `code` writes.
+pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown];
+
 impl CodeArgs {
     pub fn to_options(&self) -> Result<CodeOptions> {
         let functions = self
@@ -61,6 +65,7 @@ impl CodeArgs {
 
 pub fn run(args: CodeArgs) -> Result<i32> {
     let options = args.to_options()?;
+    args.output.files().check("code", FORMATS)?;
     let report = code::run(&options)?;
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
@@ -77,17 +82,12 @@ pub fn run(args: CodeArgs) -> Result<i32> {
 }
 
 fn write_outputs(report: &CodeReport, options: &CodeOptions, output: &OutputArgs) -> Result<()> {
-    output.note_html_unsupported("code");
-    if let Some(path) = &output.json {
-        json::write(report, path)?;
-    }
-    if let Some(path) = &output.markdown {
-        let text = format!(
+    output.files().write(|format| match format {
+        Format::Json => json(report),
+        Format::Markdown => Ok(format!(
             "```\n{}```\n",
             crate::code::render::render(report, options.verbose, options.limit, false)
-        );
-        json::write_atomically(path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+        )),
+        Format::Html | Format::Sarif => Err(format.unsupported("code", FORMATS)),
+    })
 }

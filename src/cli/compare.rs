@@ -1,14 +1,13 @@
 //! `ghostbench compare`: arguments, and the glue to `compare::run` and the reports.
 
+use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::exit;
-use super::output::OutputArgs;
+use super::output::{json, Format, OutputArgs};
 use crate::compare::render::{html, markdown, terminal};
 use crate::compare::{self, CompareOptions, CompareReport, Order, State};
-use crate::report::json;
 use crate::run::command::CommandSpec;
-use crate::run::metric::MetricSpec;
 use crate::run::spawn;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -21,26 +20,10 @@ pub struct CompareArgs {
     /// Label for A, then for B (repeat the flag).
     #[arg(short = 'n', long = "name", value_name = "NAME")]
     pub names: Vec<String>,
-    /// Run the commands through `sh -c` (pipes, globs, variables).
-    #[arg(long)]
-    pub shell: bool,
-    /// What to measure: wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (options: first, last, median, stdout, stderr), json:POINTER, gbench (repeatable).
-    #[arg(
-        short = 'm',
-        long = "metric",
-        value_name = "METRIC",
-        default_value = "wall"
-    )]
-    pub metrics: Vec<String>,
-    /// Bigger values are better (throughput), so FASTER means a larger B.
-    #[arg(long)]
-    pub higher_is_better: bool,
-    /// Equivalence margin in percent: within ±margin counts as SAME.
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
-    pub margin: f64,
-    /// Total false-alarm rate over all looks and metrics.
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
+    #[command(flatten)]
+    pub metric: MetricArgs,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
     /// Unmeasured runs of each command before measuring.
     #[arg(short = 'w', long, default_value_t = 1)]
     pub warmup: usize,
@@ -62,9 +45,8 @@ pub struct CompareArgs {
     /// Keep raw wall times instead of subtracting the process-start overhead.
     #[arg(long)]
     pub no_spawn_correction: bool,
-    /// Pin the benchmarked commands to this CPU.
-    #[arg(long, value_name = "CPU")]
-    pub pin: Option<usize>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Run this command before every run (not timed).
     #[arg(long, value_name = "CMD")]
     pub prepare: Option<String>,
@@ -80,18 +62,12 @@ pub struct CompareArgs {
     /// Feed this file to every run on stdin (default: /dev/null).
     #[arg(long, value_name = "FILE")]
     pub input: Option<std::path::PathBuf>,
-    /// Kill a run after this long and stop (e.g. 10s).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<Duration>,
     /// Hardware counters via perf_event_open, where the machine has a PMU.
     #[arg(long)]
     pub counters: bool,
     /// Run each command once more under cachegrind for simulated cache counters.
     #[arg(long)]
     pub simulate: bool,
-    /// Seed for run order, jitter and bootstrap.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
     /// Also print the descriptive statistics (bootstrap CI, Hodges–Lehmann shift,
     /// Welch and Mann–Whitney p-values); they are not the verdict's interval.
     #[arg(short = 'v', long)]
@@ -106,19 +82,18 @@ pub enum OrderArg {
     Random,
 }
 
+/// The report files `compare` writes.
+pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
+
 impl CompareArgs {
+    /// The command line as [`CompareOptions`]: every value checked, the
+    /// defaults left open taken from [`CompareOptions::for_commands`].
     pub fn to_options(&self) -> Result<CompareOptions> {
         if self.names.len() > 2 {
             bail!(
                 "--name is given {} times; give it at most twice (A, then B)",
                 self.names.len()
             );
-        }
-        if !(0.0..100.0).contains(&self.margin) {
-            bail!("--margin is a percentage in [0, 100), got {}", self.margin);
-        }
-        if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            bail!("--alpha must be in (0, 1), got {}", self.alpha);
         }
         if self.min_runs < 2 || self.max_runs < self.min_runs {
             bail!(
@@ -127,9 +102,8 @@ impl CompareArgs {
                 self.max_runs
             );
         }
-        if let Some(cpu) = self.pin {
-            spawn::check_pin(cpu)?;
-        }
+        let pin = self.run.pin()?;
+        let shell = self.run.shell;
         let name = |i: usize, default: &str| {
             self.names
                 .get(i)
@@ -137,8 +111,8 @@ impl CompareArgs {
                 .unwrap_or_else(|| default.to_string())
         };
         let commands = [
-            CommandSpec::parse(&name(0, "A"), &self.command_a, self.shell)?,
-            CommandSpec::parse(&name(1, "B"), &self.command_b, self.shell)?,
+            CommandSpec::parse(&name(0, "A"), &self.command_a, shell)?,
+            CommandSpec::parse(&name(1, "B"), &self.command_b, shell)?,
         ];
         if commands[0].name == commands[1].name {
             bail!(
@@ -146,25 +120,17 @@ impl CompareArgs {
                 commands[0].name
             );
         }
-        let metrics = self
-            .metrics
-            .iter()
-            .map(|m| MetricSpec::parse(m))
-            .collect::<Result<Vec<_>>>()?;
         let hook = |name: &str, text: &Option<String>| {
             text.as_deref()
-                .map(|t| CommandSpec::parse(name, t, self.shell))
+                .map(|t| CommandSpec::parse(name, t, shell))
                 .transpose()
         };
-        let prepare = hook("prepare", &self.prepare)?;
-        let setup = hook("setup", &self.setup)?;
-        let cleanup = hook("cleanup", &self.cleanup)?;
+        let defaults = CompareOptions::for_commands(commands);
         Ok(CompareOptions {
-            commands,
-            metrics,
-            higher_is_better: self.higher_is_better,
-            margin: self.margin / 100.0,
-            alpha: self.alpha,
+            metrics: self.metric.specs()?,
+            higher_is_better: self.decision.higher_is_better,
+            margin: self.decision.margin()?.unwrap_or(defaults.margin),
+            alpha: self.decision.alpha()?.unwrap_or(defaults.alpha),
             warmup: self.warmup,
             min_runs: self.min_runs,
             max_runs: self.max_runs,
@@ -175,23 +141,26 @@ impl CompareArgs {
             },
             env_jitter: !self.no_env_jitter,
             spawn_correction: !self.no_spawn_correction,
-            pin: self.pin,
-            prepare,
-            setup,
-            cleanup,
+            pin,
+            prepare: hook("prepare", &self.prepare)?,
+            setup: hook("setup", &self.setup)?,
+            cleanup: hook("cleanup", &self.cleanup)?,
             ignore_failure: self.ignore_failure,
             input: self.input.clone(),
-            timeout: self.timeout,
+            timeout: self.run.timeout,
             counters: self.counters,
             simulate: self.simulate,
-            seed: self.seed,
+            seed: self.decision.seed.seed,
             command_line: std::env::args().collect(),
+            ..defaults
         })
     }
 }
 
 pub fn run(args: CompareArgs) -> Result<i32> {
-    execute(&args.to_options()?, &args.output, args.verbose)
+    let options = args.to_options()?;
+    args.output.files().check("compare", FORMATS)?;
+    execute(&options, &args.output, args.verbose)
 }
 
 /// Run a comparison with a progress bar, print it, write the report files.
@@ -214,18 +183,12 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> 
 
 /// Write `--json`, `--markdown` and `--html`, whatever the status.
 fn write_outputs(report: &CompareReport, output: &OutputArgs) -> Result<()> {
-    if let Some(path) = &output.json {
-        json::write(report, path)?;
-    }
-    if let Some(path) = &output.markdown {
-        json::write_atomically(path, markdown::render(report).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &output.html {
-        json::write_atomically(path, html::compare(report).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    output.files().write(|format| match format {
+        Format::Json => json(report),
+        Format::Markdown => Ok(markdown::render(report)),
+        Format::Html => Ok(html::compare(report)),
+        Format::Sarif => Err(format.unsupported("compare", FORMATS)),
+    })
 }
 
 fn exit_code(report: &CompareReport) -> i32 {
@@ -233,43 +196,5 @@ fn exit_code(report: &CompareReport) -> i32 {
         State::Decided | State::BudgetExhausted | State::Imported => exit::OK,
         State::Failed => exit::RUN_FAILED,
         State::Interrupted => exit::INTERRUPTED,
-    }
-}
-
-/// "90", "90s", "1.5s", "500ms", "2m".
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = text.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (text, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a duration: {text:?} (try 90s, 2m, 500ms)"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(format!("not a duration: {text:?}"));
-    }
-    Ok(Duration::from_secs_f64(value * scale))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("-1s").is_err());
     }
 }

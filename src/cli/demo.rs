@@ -14,10 +14,10 @@
 //!
 //! Last step, `probe --quick`: what misalignment costs on the machine at hand.
 
-use super::layout::LayoutsArg;
+use super::args::SeedArgs;
+use super::layout::ScheduleArgs;
 use super::output::OutputArgs;
 use crate::code::placement::Geometry;
-use crate::layout::variants::Source;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
 use crate::run::command::resolve_program;
 use crate::run::metric::MetricSpec;
@@ -55,28 +55,16 @@ const COMPILERS: &[&str] = &[
 
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Layout variants per build, the default layout included: a count, or
-    /// `auto` (8, then doubling until every comparison is decided or
-    /// --max-layouts is reached).
-    #[arg(long, default_value = "auto", value_parser = super::layout::parse_layouts)]
-    pub layouts: LayoutsArg,
-    /// With `--layouts auto`: the most variants to measure.
-    #[arg(long, default_value_t = 32)]
-    pub max_layouts: usize,
-    /// Measured runs per (build, layout).
-    #[arg(long, default_value_t = 5)]
-    pub rounds: usize,
+    #[command(flatten)]
+    pub schedule: ScheduleArgs,
     /// Use at most this many compilers (the oldest first). With one (the
     /// default g++ or clang++), the benchmark is built three ways with it: as
     /// is, with a real change, and with a placement ghost.
     #[arg(long, default_value_t = 3)]
     pub max_compilers: usize,
-    /// Parallel builds (default: the number of CPUs).
-    #[arg(short = 'j', long)]
-    pub jobs: Option<usize>,
-    /// Seed for layouts, run order, jitter and bootstrap.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: SeedArgs,
+    // --json, --markdown and --html take the layout step's report.
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -90,6 +78,9 @@ pub fn run(args: DemoArgs) -> Result<i32> {
     if args.max_compilers < 1 {
         bail!("--max-compilers must be at least 1");
     }
+    // The layout step's options, checked before anything is built.
+    options(&args, Vec::new())?;
+    args.output.files().check("demo", super::layout::FORMATS)?;
     let mut worst = super::exit::OK;
     for step in STEPS {
         let code = step(&args)?;
@@ -293,22 +284,8 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         );
         builds
     };
-    let (layouts, max_layouts) = match args.layouts {
-        LayoutsArg::Fixed(n) => (n, None),
-        LayoutsArg::Auto => (
-            super::layout::AUTO_FIRST_BATCH.min(args.max_layouts),
-            Some(args.max_layouts),
-        ),
-    };
-    if layouts < crate::layout::experiment::MIN_VARIANTS {
-        bail!(
-            "--layouts and --max-layouts must be at least {}",
-            crate::layout::experiment::MIN_VARIANTS
-        );
-    }
-    if args.rounds < 1 {
-        bail!("--rounds must be at least 1");
-    }
+    let options = options(args, builds)?;
+    let (layouts, max_layouts) = (options.layouts, options.max_layouts);
     println!(
         "Every build is rebuilt under {} layouts (alignment, code shift, section shuffle),",
         match max_layouts {
@@ -318,42 +295,34 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
     );
     println!(
         "and every (build, layout) pair runs {} times in random order.\n",
-        args.rounds
+        options.rounds
     );
-    let options = LayoutOptions {
-        builds,
-        run_template: format!("{{out}} {CALLS}"),
-        metrics: vec![MetricSpec::parse(DISPATCH_METRIC)?],
-        higher_is_better: false,
-        layouts,
-        max_layouts,
-        rounds: args.rounds,
-        warmup: 1,
-        sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],
-        jobs: args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-        // Interference only ever slows a run of this CPU-bound benchmark, so
-        // each layout's fastest run is its least disturbed one.
-        estimator: Estimator::Min,
-        margin: 0.01,
-        alpha: 0.05,
-        shell: false,
-        timeout: Some(Duration::from_secs(60)),
-        max_time: None,
-        pin: None,
-        rebuild: false,
-        work_root: PathBuf::from("."),
-        seed: args.seed,
-        command_line: std::env::args().collect(),
-        // Which hot loops the builds placed differently: one callgrind run
-        // of the baseline (about 3–4 s here) and three ELF analyses.
-        explain: Some(5),
-    };
     let (report, code) = super::layout::execute(&options, &args.output)?;
     println!();
     print!("{}", meaning(&report));
     Ok(code)
+}
+
+/// The layout step's options for `builds`: the dispatch benchmark's run and
+/// metric, the schedule and seed of the command line.
+fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
+    let mut options = LayoutOptions {
+        builds,
+        run_template: format!("{{out}} {CALLS}"),
+        metrics: vec![MetricSpec::parse(DISPATCH_METRIC)?],
+        // Interference only ever slows a run of this CPU-bound benchmark, so
+        // each layout's fastest run is its least disturbed one.
+        estimator: Estimator::Min,
+        timeout: Some(Duration::from_secs(60)),
+        seed: args.seed.seed,
+        command_line: std::env::args().collect(),
+        // Which hot loops the builds placed differently: one callgrind run
+        // of the baseline (about 3–4 s here) and three ELF analyses.
+        explain: Some(5),
+        ..LayoutOptions::default()
+    };
+    args.schedule.apply(&mut options)?;
+    Ok(options)
 }
 
 /// What the matrix means, in words, from the comparisons' own facts: each
@@ -459,12 +428,7 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         line: 64,
         sarif: None,
         suggest: false,
-        output: OutputArgs {
-            json: None,
-            markdown: None,
-            html: None,
-            ..args.output.clone()
-        },
+        output: args.output.terminal_only(),
     };
     let code = super::structs::run(structs_args(Some("slot"), false))?;
     if code != super::exit::OK {
@@ -477,17 +441,12 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
 /// Last step: what misalignment costs on this machine, `probe --quick` (under 3 s).
 fn probe_step(args: &DemoArgs) -> Result<i32> {
     println!("\nghostbench demo, last step: what does misalignment cost on this machine? `ghostbench probe --quick`:\n");
-    let output = OutputArgs {
-        json: None,
-        markdown: None,
-        html: None,
-        ..args.output.clone()
-    };
+    let output = args.output.terminal_only();
     let options = crate::probe::ProbeOptions {
         only: crate::probe::ProbeKind::ALL.to_vec(),
         quick: true,
         budget: None,
-        seed: args.seed,
+        seed: args.seed.seed,
         command_line: std::env::args().collect(),
     };
     super::probe::execute(&options, &output)

@@ -1,18 +1,15 @@
 //! `ghostbench layout`: arguments, and the glue to `layout::run` and the reports.
 
+use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::exit;
-use super::output::OutputArgs;
-use crate::layout::experiment::Phase;
+use super::output::{json, Format, OutputArgs};
 use crate::layout::render::{html, text as report};
 use crate::layout::variants::Source;
-use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, State};
-use crate::report::json;
-use crate::run::metric::MetricSpec;
+use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
@@ -28,17 +25,46 @@ pub struct LayoutArgs {
     /// How to run a build (placeholders {out} {dir}).
     #[arg(long = "run", value_name = "TEMPLATE", default_value = "{out}")]
     pub run: String,
-    /// What to measure: wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (options: first, last, median, stdout, stderr), json:POINTER, gbench (repeatable).
+    #[command(flatten)]
+    pub metric: MetricArgs,
+    #[command(flatten)]
+    pub schedule: ScheduleArgs,
+    /// Unmeasured rounds first.
+    #[arg(short = 'w', long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Perturbation sources (comma-separated; env is always on).
     #[arg(
-        short = 'm',
-        long = "metric",
-        value_name = "METRIC",
-        default_value = "wall"
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "SOURCES",
+        default_value = "align,shift,shuffle,env"
     )]
-    pub metrics: Vec<String>,
-    /// Bigger values are better (throughput).
+    pub sources: Vec<SourceArg>,
+    /// Per-variant estimate: the median of its runs, or the minimum.
+    #[arg(long, value_enum, default_value_t = EstimatorArg::Median)]
+    pub estimator: EstimatorArg,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub control: RunArgs,
+    /// Stop after the round that ends past this much running time (builds not
+    /// counted) and analyze the rounds completed (e.g. 5m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_time: Option<Duration>,
+    /// Rebuild everything, ignoring the build cache.
     #[arg(long)]
-    pub higher_is_better: bool,
+    pub rebuild: bool,
+    /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
+    pub explain: Option<usize>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// How many layouts, rounds and parallel builds (layout, demo).
+#[derive(Debug, Clone, Args)]
+pub struct ScheduleArgs {
     /// Layout variants per build, the default layout included: a count, or
     /// `auto` (8, then doubling until every comparison is decided or
     /// --max-layouts is reached).
@@ -50,48 +76,58 @@ pub struct LayoutArgs {
     /// Measured runs of every (build, layout) pair.
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
-    /// Unmeasured rounds first.
-    #[arg(short = 'w', long, default_value_t = 1)]
-    pub warmup: usize,
-    /// Perturbation sources (comma-separated): align, shift, shuffle, env (env is always on).
-    #[arg(long, value_delimiter = ',', default_value = "align,shift,shuffle,env")]
-    pub sources: Vec<String>,
     /// Parallel builds (default: the number of CPUs).
     #[arg(short = 'j', long)]
     pub jobs: Option<usize>,
-    /// Per-variant estimate: the median of its runs, or the minimum.
-    #[arg(long, value_enum, default_value_t = EstimatorArg::Median)]
-    pub estimator: EstimatorArg,
-    /// Equivalence margin in percent: within ±margin counts as SAME.
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
-    pub margin: f64,
-    /// False-alarm rate over all metrics and builds (Bonferroni).
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
-    /// Run templates through `sh -c` (placeholders are shell-quoted).
-    #[arg(long)]
-    pub shell: bool,
-    /// Kill a run after this long and stop (e.g. 10s).
-    #[arg(long, value_name = "DURATION", value_parser = super::compare::parse_duration)]
-    pub timeout: Option<Duration>,
-    /// Stop after the round that ends past this much running time (builds not
-    /// counted) and analyze the rounds completed (e.g. 5m).
-    #[arg(long, value_name = "DURATION", value_parser = super::compare::parse_duration)]
-    pub max_time: Option<Duration>,
-    /// Pin the runs to this CPU.
-    #[arg(long, value_name = "CPU")]
-    pub pin: Option<usize>,
-    /// Rebuild everything, ignoring the build cache.
-    #[arg(long)]
-    pub rebuild: bool,
-    /// Seed for layouts' run order, jitter and bootstrap.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
-    pub explain: Option<usize>,
-    #[command(flatten)]
-    pub output: OutputArgs,
+}
+
+impl ScheduleArgs {
+    /// Set the layouts, rounds and jobs of `options`, checked.
+    pub fn apply(&self, options: &mut LayoutOptions) -> Result<()> {
+        let (layouts, max_layouts) = match self.layouts {
+            LayoutsArg::Fixed(n) => (n, None),
+            LayoutsArg::Auto => (
+                AUTO_FIRST_BATCH.min(self.max_layouts),
+                Some(self.max_layouts),
+            ),
+        };
+        if layouts < layout::MIN_VARIANTS {
+            bail!(
+                "--layouts and --max-layouts must be at least {}",
+                layout::MIN_VARIANTS
+            );
+        }
+        if self.rounds < 1 {
+            bail!("--rounds must be at least 1");
+        }
+        options.layouts = layouts;
+        options.max_layouts = max_layouts;
+        options.rounds = self.rounds;
+        if let Some(jobs) = self.jobs {
+            options.jobs = jobs;
+        }
+        Ok(())
+    }
+}
+
+/// One `--sources` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    Align,
+    Shift,
+    Shuffle,
+    Env,
+}
+
+impl From<SourceArg> for Source {
+    fn from(arg: SourceArg) -> Source {
+        match arg {
+            SourceArg::Align => Source::Align,
+            SourceArg::Shift => Source::Shift,
+            SourceArg::Shuffle => Source::Shuffle,
+            SourceArg::Env => Source::Env,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -100,11 +136,23 @@ pub enum EstimatorArg {
     Min,
 }
 
-impl LayoutArgs {
-    pub fn to_options(&self) -> Result<LayoutOptions> {
-        if let Some(cpu) = self.pin {
-            spawn::check_pin(cpu)?;
+impl From<EstimatorArg> for Estimator {
+    fn from(arg: EstimatorArg) -> Estimator {
+        match arg {
+            EstimatorArg::Median => Estimator::Median,
+            EstimatorArg::Min => Estimator::Min,
         }
+    }
+}
+
+/// The report files `layout` writes.
+pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
+
+impl LayoutArgs {
+    /// The command line as [`LayoutOptions`]: every value checked, the
+    /// defaults left open taken from [`LayoutOptions::default`].
+    pub fn to_options(&self) -> Result<LayoutOptions> {
+        let pin = self.control.pin()?;
         let mut builds = Vec::new();
         for text in &self.builds {
             let (name, template) = text
@@ -125,72 +173,36 @@ impl LayoutArgs {
         if builds.len() < 2 {
             bail!("give at least two --build NAME=TEMPLATE (the first is the baseline)");
         }
-        let (layouts, max_layouts) = match self.layouts {
-            LayoutsArg::Fixed(n) => (n, None),
-            LayoutsArg::Auto => (
-                AUTO_FIRST_BATCH.min(self.max_layouts),
-                Some(self.max_layouts),
-            ),
-        };
-        if layouts < layout::experiment::MIN_VARIANTS {
-            bail!(
-                "--layouts and --max-layouts must be at least {}",
-                layout::experiment::MIN_VARIANTS
-            );
-        }
-        if self.rounds < 1 {
-            bail!("--rounds must be at least 1");
-        }
-        if !(0.0..100.0).contains(&self.margin) {
-            bail!("--margin is a percentage in [0, 100), got {}", self.margin);
-        }
-        if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            bail!("--alpha must be in (0, 1), got {}", self.alpha);
-        }
-        let sources = self
-            .sources
-            .iter()
-            .map(|s| Source::parse(s).map_err(anyhow::Error::msg))
-            .collect::<Result<Vec<_>>>()?;
-        let metrics = self
-            .metrics
-            .iter()
-            .map(|m| MetricSpec::parse(m))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(LayoutOptions {
+        let defaults = LayoutOptions::default();
+        let mut options = LayoutOptions {
             builds,
             run_template: self.run.clone(),
-            metrics,
-            higher_is_better: self.higher_is_better,
-            layouts,
-            max_layouts,
-            rounds: self.rounds,
+            metrics: self.metric.specs()?,
+            higher_is_better: self.decision.higher_is_better,
             warmup: self.warmup,
-            sources,
-            jobs: self
-                .jobs
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-            estimator: match self.estimator {
-                EstimatorArg::Median => Estimator::Median,
-                EstimatorArg::Min => Estimator::Min,
-            },
-            margin: self.margin / 100.0,
-            alpha: self.alpha,
-            shell: self.shell,
-            timeout: self.timeout,
+            sources: self.sources.iter().map(|&s| s.into()).collect(),
+            estimator: self.estimator.into(),
+            margin: self.decision.margin()?.unwrap_or(defaults.margin),
+            alpha: self.decision.alpha()?.unwrap_or(defaults.alpha),
+            shell: self.control.shell,
+            timeout: self.control.timeout,
             max_time: self.max_time,
-            pin: self.pin,
+            pin,
             rebuild: self.rebuild,
-            work_root: PathBuf::from("."),
-            seed: self.seed,
+            seed: self.decision.seed.seed,
             command_line: std::env::args().collect(),
             explain: self.explain,
-        })
+            ..defaults
+        };
+        self.schedule.apply(&mut options)?;
+        Ok(options)
     }
 }
 
 pub fn run(args: LayoutArgs) -> Result<i32> {
-    let (report, code) = execute(&args.to_options()?, &args.output)?;
+    let options = args.to_options()?;
+    args.output.files().check("layout", FORMATS)?;
+    let (report, code) = execute(&options, &args.output)?;
     drop(report);
     Ok(code)
 }
@@ -223,17 +235,12 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
     bar.finish_and_clear();
     let report = report?;
     print!("{}", report::render(&report, output.color()));
-    if let Some(path) = &output.json {
-        json::write(&report, path)?;
-    }
-    if let Some(path) = &output.markdown {
-        json::write_atomically(path, report::markdown(&report).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &output.html {
-        json::write_atomically(path, html::layout(&report).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    output.files().write(|format| match format {
+        Format::Json => json(&report),
+        Format::Markdown => Ok(report::markdown(&report)),
+        Format::Html => Ok(html::layout(&report)),
+        Format::Sarif => Err(format.unsupported("layout", FORMATS)),
+    })?;
     let code = match report.status.state {
         State::Finished | State::BudgetExhausted | State::Imported => exit::OK,
         State::BuildFailed => exit::BUILD_FAILED,

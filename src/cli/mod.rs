@@ -1,10 +1,15 @@
-//! Command-line interface: one file per verb, each with its argument struct and
-//! the glue that calls the library and prints. Nothing here computes results.
+//! Command-line interface: one file per verb, each with its argument struct,
+//! the one function that turns it into the verb's options, and the glue that
+//! calls the library, prints and writes the report files. Shared argument
+//! groups are in `args`, output options and the report-file writer in
+//! `output`, exit codes in `exit`. Nothing here computes results.
 
 pub mod analyze;
+pub mod args;
 pub mod code;
 pub mod compare;
 pub mod demo;
+pub mod exit;
 pub mod layout;
 pub mod output;
 pub mod probe;
@@ -38,25 +43,6 @@ pub enum Verb {
     Demo(demo::DemoArgs),
 }
 
-/// Process exit codes (documented in README.md).
-pub mod exit {
-    /// Finished: a verdict, or the budget ran out with UNKNOWN.
-    pub const OK: i32 = 0;
-    /// Bad input or an I/O error; nothing was measured.
-    pub const ERROR: i32 = 1;
-    /// Bad command-line usage (clap's code).
-    pub const USAGE: i32 = 2;
-    /// A benchmarked command failed (non-zero exit, crash, timeout, no metric), or a
-    /// probe crashed or overran its time bound; partial results were written.
-    pub const RUN_FAILED: i32 = 3;
-    /// `structs`: the binary has no DWARF debug info (build with -g).
-    pub const NO_DEBUG_INFO: i32 = 4;
-    /// `layout`: too few layout variants built (the failing command and its output are printed); partial results were written.
-    pub const BUILD_FAILED: i32 = 5;
-    /// Ctrl-C; partial results were written.
-    pub const INTERRUPTED: i32 = 130;
-}
-
 /// Run the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.verb {
@@ -72,7 +58,167 @@ pub fn run(cli: Cli) -> i32 {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            exit::ERROR
+            exit::code_of(&error)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::CompareOptions;
+    use crate::layout::LayoutOptions;
+
+    fn parse(args: &[&str]) -> Verb {
+        Cli::try_parse_from(std::iter::once("ghostbench").chain(args.iter().copied()))
+            .expect("the command line parses")
+            .verb
+    }
+
+    fn labels(options: &[crate::run::metric::MetricSpec]) -> Vec<String> {
+        options.iter().map(|m| m.label()).collect()
+    }
+
+    #[test]
+    fn a_bare_command_line_gives_the_options_defaults() {
+        let Verb::Compare(args) = parse(&["compare", "true", "false"]) else {
+            panic!("not compare")
+        };
+        let got = args.to_options().unwrap();
+        let want = CompareOptions::for_commands(got.commands.clone());
+        assert_eq!(labels(&got.metrics), labels(&want.metrics));
+        assert_eq!(
+            (got.higher_is_better, got.margin, got.alpha, got.seed),
+            (want.higher_is_better, want.margin, want.alpha, want.seed)
+        );
+        assert_eq!(
+            (
+                got.warmup,
+                got.min_runs,
+                got.max_runs,
+                got.max_time,
+                got.order
+            ),
+            (
+                want.warmup,
+                want.min_runs,
+                want.max_runs,
+                want.max_time,
+                want.order
+            )
+        );
+        assert_eq!(
+            (got.env_jitter, got.spawn_correction, got.pin, got.timeout),
+            (
+                want.env_jitter,
+                want.spawn_correction,
+                want.pin,
+                want.timeout
+            )
+        );
+
+        let Verb::Layout(args) = parse(&["layout", "-b", "A=x {out}", "-b", "B=y {out}"]) else {
+            panic!("not layout")
+        };
+        let got = args.to_options().unwrap();
+        let want = LayoutOptions::default();
+        assert_eq!(labels(&got.metrics), labels(&want.metrics));
+        assert_eq!(
+            (
+                got.layouts,
+                got.max_layouts,
+                got.rounds,
+                got.warmup,
+                got.jobs
+            ),
+            (
+                want.layouts,
+                want.max_layouts,
+                want.rounds,
+                want.warmup,
+                want.jobs
+            )
+        );
+        assert_eq!(
+            (&got.sources, got.estimator, got.margin, got.alpha, got.seed),
+            (
+                &want.sources,
+                want.estimator,
+                want.margin,
+                want.alpha,
+                want.seed
+            )
+        );
+        assert_eq!(
+            (got.shell, got.timeout, got.max_time, got.pin, got.explain),
+            (
+                want.shell,
+                want.timeout,
+                want.max_time,
+                want.pin,
+                want.explain
+            )
+        );
+    }
+
+    #[test]
+    fn shared_groups_parse_the_same_values_in_every_verb() {
+        let Verb::Layout(layout) = parse(&[
+            "layout",
+            "-b",
+            "A=x",
+            "-b",
+            "B=y",
+            "--margin",
+            "2.5",
+            "--alpha",
+            "0.01",
+            "--seed",
+            "7",
+            "--sources",
+            "shift,env",
+            "--layouts",
+            "5",
+            "--timeout",
+            "2m",
+        ]) else {
+            panic!("not layout")
+        };
+        let layout = layout.to_options().unwrap();
+        assert_eq!((layout.margin, layout.alpha, layout.seed), (0.025, 0.01, 7));
+        assert_eq!((layout.layouts, layout.max_layouts), (5, None));
+        assert_eq!(layout.timeout, Some(std::time::Duration::from_secs(120)));
+        use crate::layout::variants::Source;
+        assert_eq!(layout.sources, [Source::Shift, Source::Env]);
+        let Verb::Compare(compare) = parse(&[
+            "compare",
+            "a",
+            "b",
+            "--margin",
+            "2.5",
+            "--alpha",
+            "0.01",
+            "--seed",
+            "7",
+            "--timeout",
+            "2m",
+        ]) else {
+            panic!("not compare")
+        };
+        let compare = compare.to_options().unwrap();
+        assert_eq!(
+            (compare.margin, compare.alpha, compare.seed),
+            (0.025, 0.01, 7)
+        );
+        assert_eq!(compare.timeout, layout.timeout);
+        let Verb::Analyze(analyze) = parse(&["analyze", "f.csv", "--margin", "2.5", "--seed", "7"])
+        else {
+            panic!("not analyze")
+        };
+        let analyze = analyze.to_options().unwrap();
+        assert_eq!(
+            (analyze.margin, analyze.alpha, analyze.seed),
+            (Some(0.025), None, 7)
+        );
     }
 }

@@ -1,9 +1,16 @@
-//! Output options shared by every verb: report files, colour, and the progress bar.
+//! Output options shared by every verb (report files, colour, the progress
+//! bar), and the one writer of report files: `--json`, `--markdown`, `--html`
+//! and `--sarif` are checked before any work starts and written atomically
+//! after it, with one line naming the path when that fails.
 
+use super::exit::UsageError;
+use crate::report::json::write_atomically;
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -21,7 +28,7 @@ pub struct OutputArgs {
     /// Write a Markdown summary fit for a pull-request comment.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// Write one self-contained HTML page with SVG plots (compare, layout, probe, analyze).
+    /// Write one self-contained HTML page with SVG plots.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Colour in the terminal report.
@@ -33,11 +40,22 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// For verbs without an HTML report: say so instead of ignoring `--html`.
-    pub fn note_html_unsupported(&self, verb: &str) {
-        if self.html.is_some() {
-            eprintln!("note: --html is not supported by {verb}; use --json");
+    /// The same options without report files: for a verb run as one step of another.
+    pub fn terminal_only(&self) -> OutputArgs {
+        OutputArgs {
+            json: None,
+            markdown: None,
+            html: None,
+            ..self.clone()
         }
+    }
+
+    /// The report files asked for with `--json`, `--markdown` and `--html`.
+    pub fn files(&self) -> ReportFiles {
+        ReportFiles::default()
+            .with(Format::Json, self.json.as_ref())
+            .with(Format::Markdown, self.markdown.as_ref())
+            .with(Format::Html, self.html.as_ref())
     }
 
     pub fn color(&self) -> bool {
@@ -66,5 +84,199 @@ impl OutputArgs {
         );
         bar.enable_steady_tick(Duration::from_millis(200));
         bar
+    }
+}
+
+/// A report file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Markdown,
+    Html,
+    Sarif,
+}
+
+impl Format {
+    /// The option that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Format::Json => "--json",
+            Format::Markdown => "--markdown",
+            Format::Html => "--html",
+            Format::Sarif => "--sarif",
+        }
+    }
+
+    /// The usage error for asking `verb`, which writes only `writes`, for this format.
+    pub fn unsupported(self, verb: &str, writes: &[Format]) -> anyhow::Error {
+        let offered: Vec<&str> = writes.iter().map(|f| f.flag()).collect();
+        UsageError(format!(
+            "{} is not supported by {verb}; use {}",
+            self.flag(),
+            offered.join(" or ")
+        ))
+        .into()
+    }
+}
+
+/// The report files one command line asks for, each a format and a path.
+#[derive(Debug, Clone, Default)]
+pub struct ReportFiles(Vec<(Format, PathBuf)>);
+
+impl ReportFiles {
+    /// Add `path` in `format`, when given.
+    pub fn with(mut self, format: Format, path: Option<&PathBuf>) -> ReportFiles {
+        if let Some(path) = path {
+            self.0.push((format, path.clone()));
+        }
+        self
+    }
+
+    /// Before any work: every file is in a format `verb` writes (else a usage
+    /// error, exit 2), and every path can be written (a temporary sibling is
+    /// created and removed; else "cannot write PATH: cause", exit 1), so an
+    /// experiment never runs only to lose its results at the end.
+    pub fn check(&self, verb: &str, writes: &[Format]) -> Result<()> {
+        for (format, _) in &self.0 {
+            if !writes.contains(format) {
+                return Err(format.unsupported(verb, writes));
+            }
+        }
+        for (_, path) in &self.0 {
+            check_writable(path).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Write every file, each rendered by `render` and written atomically (a
+    /// temporary sibling, then a rename). All are attempted; a failure is one
+    /// line naming the path, the first is returned and the others printed.
+    pub fn write(&self, render: impl Fn(Format) -> Result<String>) -> Result<()> {
+        let mut failures = Vec::new();
+        for (format, path) in &self.0 {
+            let written = render(*format).and_then(|text| write_atomically(path, text.as_bytes()));
+            if let Err(error) = written {
+                failures.push(error);
+            }
+        }
+        let mut failures = failures.into_iter();
+        let first = failures.next();
+        for other in failures {
+            eprintln!("error: {other:#}");
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// A report as `--json` writes it: pretty JSON (schema: docs/json-schema.md).
+pub fn json<T: Serialize + ?Sized>(report: &T) -> Result<String> {
+    serde_json::to_string_pretty(report).context("cannot serialise the report")
+}
+
+/// Whether a file can be written at `path`: not a directory, and its
+/// directory takes a new file (created and removed again).
+fn check_writable(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let probe = dir.join(format!(".{name}.{}.ghostbench-check", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(dir: &Path) -> ReportFiles {
+        ReportFiles::default()
+            .with(Format::Json, Some(&dir.join("r.json")))
+            .with(Format::Markdown, Some(&dir.join("r.md")))
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_writable_place_passes_the_check_and_keeps_no_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        files(dir.path())
+            .check("compare", &[Format::Json, Format::Markdown])
+            .unwrap();
+        assert!(listing(dir.path()).is_empty());
+        files(dir.path()).write(|f| Ok(format!("{f:?}"))).unwrap();
+        assert_eq!(listing(dir.path()), ["r.json", "r.md"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("r.md")).unwrap(),
+            "Markdown"
+        );
+    }
+
+    #[test]
+    fn an_unwritable_place_is_one_line_naming_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing").join("r.json");
+        let error = ReportFiles::default()
+            .with(Format::Json, Some(&missing))
+            .check("compare", &[Format::Json])
+            .unwrap_err();
+        let text = format!("{error:#}");
+        assert!(
+            text.starts_with(&format!("cannot write {}: ", missing.display())),
+            "{text}"
+        );
+        assert!(!text.contains('\n') && error.downcast_ref::<UsageError>().is_none());
+        // A directory where the file should go.
+        let error = ReportFiles::default()
+            .with(Format::Html, Some(&dir.path().to_path_buf()))
+            .check("compare", &[Format::Html])
+            .unwrap_err();
+        assert!(
+            format!("{error:#}").ends_with("it is a directory"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn a_format_the_verb_does_not_write_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = files(dir.path())
+            .check("code", &[Format::Json])
+            .unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        assert_eq!(
+            error.to_string(),
+            "--markdown is not supported by code; use --json"
+        );
+    }
+
+    #[test]
+    fn every_file_is_attempted_and_the_failure_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing").join("r.json");
+        let error = ReportFiles::default()
+            .with(Format::Json, Some(&missing))
+            .with(Format::Markdown, Some(&dir.path().join("r.md")))
+            .write(|_| Ok("text".into()))
+            .unwrap_err();
+        assert!(format!("{error:#}").starts_with(&format!("cannot write {}: ", missing.display())));
+        assert_eq!(listing(dir.path()), ["r.md"]);
     }
 }

@@ -2,12 +2,11 @@
 //! the reports. With the hidden `--child NAME` it is the isolated child
 //! process of one probe, printing that probe's result as JSON.
 
-use super::compare::parse_duration;
+use super::args::{parse_duration, SeedArgs};
 use super::exit;
-use super::output::OutputArgs;
+use super::output::{json, Format, OutputArgs};
 use crate::probe::render::{html, text as report};
 use crate::probe::{self, isolate, ProbeKind, ProbeOptions, ProbeReport};
-use crate::report::json;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
@@ -44,9 +43,8 @@ pub struct ProbeArgs {
     /// Time bound of each probe (default 15s; 500ms with --quick).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub budget: Option<Duration>,
-    /// Seed for shuffled orders and random pointer chains.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Internal: run this one probe here and print its result as JSON.
     #[arg(long, value_enum, hide = true)]
     pub child: Option<ProbeArg>,
@@ -56,6 +54,9 @@ pub struct ProbeArgs {
     #[command(flatten)]
     pub output: OutputArgs,
 }
+
+/// The report files `probe` writes.
+pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
 
 impl ProbeArgs {
     pub fn to_options(&self) -> ProbeOptions {
@@ -68,7 +69,7 @@ impl ProbeArgs {
             only,
             quick: self.quick,
             budget: self.budget,
-            seed: self.seed,
+            seed: self.seed.seed,
             command_line: std::env::args().collect(),
         }
     }
@@ -86,6 +87,7 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
         );
         return Ok(exit::OK);
     }
+    args.output.files().check("probe", FORMATS)?;
     execute(&options, &args.output)
 }
 
@@ -110,16 +112,10 @@ pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
 }
 
 fn write_outputs(report: &ProbeReport, output: &OutputArgs) -> Result<()> {
-    if let Some(path) = &output.json {
-        json::write(report, path)?;
-    }
-    if let Some(path) = &output.markdown {
-        json::write_atomically(path, report::markdown(report).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &output.html {
-        json::write_atomically(path, html::probe(report).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    output.files().write(|format| match format {
+        Format::Json => json(report),
+        Format::Markdown => Ok(report::markdown(report)),
+        Format::Html => Ok(html::probe(report)),
+        Format::Sarif => Err(format.unsupported("probe", FORMATS)),
+    })
 }

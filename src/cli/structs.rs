@@ -1,16 +1,17 @@
 //! `ghostbench structs`: arguments, and the glue to `structs::analyze` and the reports.
 
 use super::exit;
-use super::output::OutputArgs;
-use crate::report::json;
+use super::output::{json, Format, OutputArgs};
 use crate::structs::elf::InputError;
 use crate::structs::render::{sarif, text};
 use crate::structs::{self, StructsOptions};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]
+// No Markdown or HTML report: those flags are not offered (and are usage errors).
+#[command(mut_arg("markdown", |a| a.hide(true)), mut_arg("html", |a| a.hide(true)))]
 pub struct StructsArgs {
     /// ELF binary or object with DWARF (split DWARF: .dwo files or BINARY.dwp are found).
     pub binary: PathBuf,
@@ -33,7 +34,15 @@ pub struct StructsArgs {
     pub output: OutputArgs,
 }
 
+/// The report files `structs` writes.
+pub const FORMATS: &[Format] = &[Format::Json, Format::Sarif];
+
 impl StructsArgs {
+    /// `--json` and `--sarif`.
+    fn files(&self) -> super::output::ReportFiles {
+        self.output.files().with(Format::Sarif, self.sarif.as_ref())
+    }
+
     pub fn to_options(&self) -> StructsOptions {
         StructsOptions {
             binary: self.binary.clone(),
@@ -45,6 +54,7 @@ impl StructsArgs {
 }
 
 pub fn run(args: StructsArgs) -> Result<i32> {
+    args.files().check("structs", FORMATS)?;
     let report = match structs::analyze(&args.to_options()) {
         Ok(r) => r,
         Err(e) => {
@@ -69,16 +79,10 @@ pub fn run(args: StructsArgs) -> Result<i32> {
     }
     let color = args.output.color();
     print!("{}", text::render(&report, args.hazards, color));
-    if let Some(path) = &args.output.json {
-        json::write(&report, path)?;
-    }
-    if let Some(path) = &args.sarif {
-        json::write(&sarif::render(&report), path)
-            .with_context(|| format!("cannot write SARIF to {}", path.display()))?;
-    }
-    if args.output.markdown.is_some() {
-        eprintln!("note: --markdown is not supported by structs yet; use --json or --sarif");
-    }
-    args.output.note_html_unsupported("structs");
+    args.files().write(|format| match format {
+        Format::Json => json(&report),
+        Format::Sarif => json(&sarif::render(&report)),
+        Format::Markdown | Format::Html => Err(format.unsupported("structs", FORMATS)),
+    })?;
     Ok(exit::OK)
 }

@@ -1,4 +1,5 @@
-//! `--json FILE`: the report as a versioned JSON document (docs/json-schema.md).
+//! `--json FILE`: the report as a versioned JSON document (docs/json-schema.md),
+//! and the atomic file write every report file goes through.
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -11,7 +12,9 @@ pub fn write<T: Serialize>(report: &T, path: &Path) -> Result<()> {
     write_atomically(path, text.as_bytes())
 }
 
-/// Write `bytes` to `path` through a sibling temporary file.
+/// Write `bytes` to `path` through a sibling temporary file, then a rename.
+/// A failure is "cannot write PATH: cause", naming `path` (never the
+/// temporary file, which is removed again).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path
         .parent()
@@ -21,9 +24,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = dir.join(format!(".{file_name}.ghostbench-tmp"));
-    std::fs::write(&temp, bytes).with_context(|| format!("cannot write {}", temp.display()))?;
-    std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
+    let temp = dir.join(format!(
+        ".{file_name}.{}.ghostbench-tmp",
+        std::process::id()
+    ));
+    std::fs::write(&temp, bytes)
+        .and_then(|()| std::fs::rename(&temp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Tests: `report` as [`write`] writes it, read back from a temporary file.

@@ -1,0 +1,34 @@
+//! Process exit codes (documented in README.md), defined here and nowhere
+//! else, and how an error that reaches the top maps to one.
+
+/// Finished: a verdict, or the budget ran out with UNKNOWN.
+pub const OK: i32 = 0;
+/// Bad input or an I/O error (an unwritable report file included); nothing was measured.
+pub const ERROR: i32 = 1;
+/// Bad command-line usage (clap's code, and [`UsageError`]).
+pub const USAGE: i32 = 2;
+/// A benchmarked command failed (non-zero exit, crash, timeout, no metric), or a
+/// probe crashed or overran its time bound; partial results were written.
+pub const RUN_FAILED: i32 = 3;
+/// `structs`: the binary has no DWARF debug info (build with -g).
+pub const NO_DEBUG_INFO: i32 = 4;
+/// `layout`: too few layout variants built (the failing command and its output are printed); partial results were written.
+pub const BUILD_FAILED: i32 = 5;
+/// Ctrl-C; partial results were written.
+pub const INTERRUPTED: i32 = 130;
+
+/// A command line clap accepts but the verb cannot honour (e.g. a report
+/// format it does not write): exit [`USAGE`], like clap's own errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The exit code of an error that ends a verb: [`USAGE`] for a
+/// [`UsageError`], else [`ERROR`].
+pub fn code_of(error: &anyhow::Error) -> i32 {
+    if error.downcast_ref::<UsageError>().is_some() {
+        USAGE
+    } else {
+        ERROR
+    }
+}
