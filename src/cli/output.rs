@@ -276,6 +276,11 @@ mod tests {
             .with(Format::Markdown, Some(&dir.path().join("r.md")))
             .write(|_| Ok("text".into()))
             .unwrap_err();
+        // The target, never the temporary file (issue 13: `--json /proc/x.json`).
+        assert!(
+            !format!("{error:#}").contains("ghostbench-tmp"),
+            "{error:#}"
+        );
         assert!(format!("{error:#}").starts_with(&format!("cannot write {}: ", missing.display())));
         assert_eq!(listing(dir.path()), ["r.md"]);
     }
