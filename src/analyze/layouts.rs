@@ -152,7 +152,7 @@ pub fn layout_from_runs(
     look_alpha: f64,
     environment: Environment,
     status: layout::Status,
-    mut notes: Vec<String>,
+    notes: Vec<String>,
     imported: Imported,
 ) -> LayoutReport {
     let matrix = layout::analysis::analyze_at(options, metric_names, &seeds, &runs, look_alpha);
@@ -163,11 +163,13 @@ pub fn layout_from_runs(
         .filter_map(|row| row.comparison.as_ref())
         .filter(|c| c.verdict == Verdict::Unknown)
         .count();
+    let mut notes: Vec<layout::Note> = notes.into_iter().map(layout::Note::Text).collect();
     if comparisons > 1 {
-        notes.push(format!(
-            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni)",
-            confidence * 100.0
-        ));
+        notes.push(layout::Note::Bonferroni {
+            comparisons,
+            confidence,
+            split_over_looks: false,
+        });
     }
     LayoutReport {
         schema: "ghostbench.layout",
@@ -240,10 +242,8 @@ mod tests {
         let labels = report.analyze.as_ref().unwrap().layouts.clone().unwrap();
         assert_eq!(labels, vec!["y", "z"]);
         assert!(
-            report
-                .notes
-                .iter()
-                .any(|n| n.contains("1 of 3 layouts left out")),
+            report.notes.iter().any(|n| matches!(n,
+                layout::Note::Text(t) if t.contains("1 of 3 layouts left out"))),
             "{:?}",
             report.notes
         );

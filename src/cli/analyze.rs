@@ -6,7 +6,7 @@ use super::layout::EstimatorArg;
 use super::output::OutputArgs;
 use crate::analyze::{self, Analysis, AnalyzeOptions};
 use crate::compare::render::{html, markdown, terminal};
-use crate::layout::render::{html as layout_html, text as layout_report};
+use crate::layout::render::{html as layout_html, json as layout_json, text as layout_report};
 use crate::report::json;
 use crate::stats::hierarchical::Estimator;
 use anyhow::{Context, Result};
@@ -105,7 +105,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         Analysis::Layout(report) => {
             print!("{}", layout_report::render(report, color));
             if let Some(path) = &output.json {
-                json::write(report.as_ref(), path)?;
+                json::write(&layout_json::document(report), path)?;
             }
             if let Some(path) = &output.markdown {
                 write(path, layout_report::markdown(report))?;

@@ -17,6 +17,7 @@
 use super::layout::LayoutsArg;
 use super::output::OutputArgs;
 use crate::code::placement::Geometry;
+use crate::layout::render::prose;
 use crate::layout::variants::Source;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
 use crate::run::command::resolve_program;
@@ -372,11 +373,14 @@ pub fn meaning(report: &LayoutReport) -> String {
         let what = match c.verdict {
             Verdict::Faster | Verdict::Slower => {
                 real += 1;
-                format!("real: {}", c.sentence)
+                format!("real: {}", prose::comparison_sentence(report, row, c))
             }
             Verdict::Artifact => {
                 ghosts += 1;
-                format!("a layout ghost: {}", c.sentence)
+                format!(
+                    "a layout ghost: {}",
+                    prose::comparison_sentence(report, row, c)
+                )
             }
             Verdict::Same => {
                 same.push(format!("{} under {}", row.metric, row.build));
@@ -384,7 +388,8 @@ pub fn meaning(report: &LayoutReport) -> String {
             }
             Verdict::Unknown => format!(
                 "undecided: {}",
-                c.hint.as_deref().unwrap_or(c.sentence.as_str())
+                prose::comparison_hint(report, c)
+                    .unwrap_or_else(|| prose::comparison_sentence(report, row, c))
             ),
         };
         out.push_str(&format!(

@@ -3,7 +3,7 @@
 use super::exit;
 use super::output::OutputArgs;
 use crate::layout::experiment::Phase;
-use crate::layout::render::{html, text as report};
+use crate::layout::render::{html, json as document, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, State};
 use crate::report::json;
@@ -224,7 +224,7 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
     let report = report?;
     print!("{}", report::render(&report, output.color()));
     if let Some(path) = &output.json {
-        json::write(&report, path)?;
+        json::write(&document::document(&report), path)?;
     }
     if let Some(path) = &output.markdown {
         json::write_atomically(path, report::markdown(&report).as_bytes())

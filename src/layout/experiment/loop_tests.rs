@@ -173,7 +173,7 @@ fn ctrl_c_keeps_the_runs_and_the_partial_json_holds_them() {
     let report = experiment(&options(), &mut mock, &[]);
     assert_eq!(report.status.state, State::Interrupted);
     assert_eq!(report.runs.len(), 30);
-    let json = crate::report::json::written(&report);
+    let json = crate::report::json::written(&crate::layout::render::json::document(&report));
     assert_eq!(json["status"]["state"], "interrupted");
     assert_eq!(json["runs"].as_array().unwrap().len(), 30);
 }
