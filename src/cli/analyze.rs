@@ -1,12 +1,11 @@
-//! `ghostbench analyze`: arguments, and the glue to `analyze::analyze` and
-//! the compare and layout reports.
+//! `ghostbench analyze`: arguments, and the glue to `analyze::run` and
+//! `analyze::render` (the compare and layout reports with `analyze`'s notes).
 
 use super::exit;
 use super::layout::EstimatorArg;
 use super::output::OutputArgs;
-use crate::analyze::{self, Analysis, AnalyzeOptions};
-use crate::compare::render::{html, markdown, terminal};
-use crate::layout::render::{html as layout_html, json as layout_json, text as layout_report};
+use crate::analyze::render::{self, Reports};
+use crate::analyze::{self, AnalyzeOptions};
 use crate::report::json;
 use crate::stats::hierarchical::Estimator;
 use anyhow::{Context, Result};
@@ -52,6 +51,7 @@ impl AnalyzeArgs {
             }
         }
         Ok(AnalyzeOptions {
+            files: self.files.clone(),
             higher_is_better: self.higher_is_better,
             margin: self.margin.map(|m| m / 100.0),
             alpha: self.alpha,
@@ -68,52 +68,24 @@ impl AnalyzeArgs {
 /// Analyze, print, write the report files. Bad input is an error (exit 1).
 pub fn run(args: AnalyzeArgs) -> Result<i32> {
     let options = args.to_options()?;
-    let analysis = analyze::analyze(&args.files, &options)?;
+    let reports = render::reports(analyze::run(&options)?);
+    if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
+        eprintln!("note: --estimator applies to data with layouts; these have none");
+    }
     let output = &args.output;
-    let color = output.color();
+    print!("{}", reports.terminal(output.color()));
     let write = |path: &PathBuf, text: String| {
         json::write_atomically(path, text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))
     };
-    match &analysis {
-        Analysis::Compare(reports) => {
-            if args.estimator.is_some() {
-                eprintln!("note: --estimator applies to data with layouts; these have none");
-            }
-            let text: Vec<String> = reports.iter().map(|r| terminal::render(r, color)).collect();
-            print!("{}", text.join("\n"));
-            if let Some(path) = &output.json {
-                match reports.as_slice() {
-                    [one] => json::write(one, path)?,
-                    many => json::write(&many, path)?,
-                }
-            }
-            if let Some(path) = &output.markdown {
-                let text: Vec<String> = reports.iter().map(markdown::render).collect();
-                write(path, text.join("\n"))?;
-            }
-            if let Some(path) = &output.html {
-                write(
-                    path,
-                    match reports.as_slice() {
-                        [one] => html::compare(one),
-                        many => html::compares(many),
-                    },
-                )?;
-            }
-        }
-        Analysis::Layout(report) => {
-            print!("{}", layout_report::render(report, color));
-            if let Some(path) = &output.json {
-                json::write(&layout_json::document(report), path)?;
-            }
-            if let Some(path) = &output.markdown {
-                write(path, layout_report::markdown(report))?;
-            }
-            if let Some(path) = &output.html {
-                write(path, layout_html::layout(report))?;
-            }
-        }
+    if let Some(path) = &output.json {
+        write(path, reports.json()?)?;
+    }
+    if let Some(path) = &output.markdown {
+        write(path, reports.markdown())?;
+    }
+    if let Some(path) = &output.html {
+        write(path, reports.html())?;
     }
     Ok(exit::OK)
 }

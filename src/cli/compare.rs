@@ -2,7 +2,7 @@
 
 use super::exit;
 use super::output::OutputArgs;
-use crate::compare::render::{html, markdown, terminal};
+use crate::compare::render::{html, json as document, markdown, prose, terminal};
 use crate::compare::{self, CompareOptions, CompareReport, Order, State};
 use crate::report::json;
 use crate::run::command::CommandSpec;
@@ -200,7 +200,7 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> 
     let bar = output.progress_bar(2 * (options.max_runs + options.warmup) as u64);
     let report = compare::run(options, &mut |p| {
         bar.set_position(p.runs_done as u64);
-        bar.set_message(p.status.clone());
+        bar.set_message(prose::progress(p));
     });
     bar.finish_and_clear();
     let report = report?;
@@ -215,7 +215,7 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> 
 /// Write `--json`, `--markdown` and `--html`, whatever the status.
 fn write_outputs(report: &CompareReport, output: &OutputArgs) -> Result<()> {
     if let Some(path) = &output.json {
-        json::write(report, path)?;
+        json::write(&document::document(report), path)?;
     }
     if let Some(path) = &output.markdown {
         json::write_atomically(path, markdown::render(report).as_bytes())
