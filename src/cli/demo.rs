@@ -457,26 +457,31 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         );
         return Ok(super::exit::OK);
     }
-    let structs_args = |filter: Option<&str>, hazards: bool| super::structs::StructsArgs {
-        binary: binary.clone(),
-        filter: filter.map(str::to_string),
-        hazards,
-        line: 64,
-        sarif: None,
-        suggest: false,
-        output: OutputArgs {
-            json: None,
-            markdown: None,
-            html: None,
-            ..args.output.clone()
-        },
+    let output = OutputArgs {
+        json: None,
+        markdown: None,
+        html: None,
+        ..args.output.clone()
     };
-    let code = super::structs::run(structs_args(Some("slot"), false))?;
+    let layouts = crate::structs::StructsOptions {
+        binary: binary.clone(),
+        filter: Some("slot".to_string()),
+        ..Default::default()
+    };
+    let code = super::structs::execute(&layouts, &super::structs::View::default(), &output)?;
     if code != super::exit::OK {
         return Ok(code);
     }
     println!();
-    super::structs::run(structs_args(None, true))
+    let everything = crate::structs::StructsOptions {
+        binary,
+        ..Default::default()
+    };
+    let hazards = super::structs::View {
+        hazards_only: true,
+        sarif: None,
+    };
+    super::structs::execute(&everything, &hazards, &output)
 }
 
 /// Last step: what misalignment costs on this machine, `probe --quick` (under 3 s).
