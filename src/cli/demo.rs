@@ -16,7 +16,6 @@
 
 use super::layout::LayoutsArg;
 use super::output::OutputArgs;
-use crate::code::placement::Geometry;
 use crate::layout::render::prose;
 use crate::layout::variants::Source;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
@@ -205,9 +204,13 @@ fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> 
                 .unwrap_or("")
         );
     }
-    let filter = regex::Regex::new(r"^loop_virtual\(")?;
-    let analysis = crate::code::analyze(&out, Geometry::default(), Some(&filter), false)?;
-    Ok(analysis
+    let options = crate::code::CodeOptions {
+        binary: out,
+        functions: Some(regex::Regex::new(r"^loop_virtual\(")?),
+        ..Default::default()
+    };
+    let report = crate::code::run(&options, &|_| {})?;
+    Ok(report
         .functions
         .iter()
         .flat_map(|f| f.loops.iter())
