@@ -497,11 +497,10 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
         ..args.output.clone()
     };
     let options = crate::probe::ProbeOptions {
-        only: crate::probe::ProbeKind::ALL.to_vec(),
         quick: true,
-        budget: None,
         seed: args.seed,
         command_line: std::env::args().collect(),
+        ..Default::default()
     };
     super::probe::execute(&options, &output)
 }

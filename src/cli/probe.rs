@@ -1,12 +1,12 @@
-//! `ghostbench probe`: arguments, and the glue to `probe::isolate::run` and
-//! the reports. With the hidden `--child NAME` it is the isolated child
+//! `ghostbench probe`: arguments, and the glue to `probe::run` and the
+//! reports. With the hidden `--child NAME` it is the isolated child
 //! process of one probe, printing that probe's result as JSON.
 
 use super::compare::parse_duration;
 use super::exit;
 use super::output::OutputArgs;
-use crate::probe::render::{html, text as report};
-use crate::probe::{self, isolate, ProbeKind, ProbeOptions, ProbeReport};
+use crate::probe::render::{html, json as probe_json, text as report};
+use crate::probe::{self, ProbeKind, ProbeOptions, ProbeReport};
 use crate::report::json;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -69,6 +69,7 @@ impl ProbeArgs {
             quick: self.quick,
             budget: self.budget,
             seed: self.seed,
+            exe: None,
             command_line: std::env::args().collect(),
         }
     }
@@ -92,14 +93,18 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
 /// Run the probes (each in a child process), print them, write the reports.
 pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
     let exe = std::env::current_exe().context("cannot find the ghostbench executable")?;
+    let options = ProbeOptions {
+        exe: Some(exe),
+        ..options.clone()
+    };
     let bar = output.progress_bar(options.only.len() as u64);
-    let mut done = 0;
-    let report = isolate::run(options, Some(&exe), &mut |kind| {
-        bar.set_position(done);
-        bar.set_message(format!("probe {kind}"));
-        done += 1;
+    let report = probe::run(&options, &mut |p| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        bar.set_message(format!("probe {}", p.probe));
     });
     bar.finish_and_clear();
+    let report = report?;
     print!("{}", report::render(&report, output.color()));
     write_outputs(&report, output)?;
     Ok(if report.any_failed() {
@@ -111,7 +116,7 @@ pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
 
 fn write_outputs(report: &ProbeReport, output: &OutputArgs) -> Result<()> {
     if let Some(path) = &output.json {
-        json::write(report, path)?;
+        json::write(&probe_json::document(report), path)?;
     }
     if let Some(path) = &output.markdown {
         json::write_atomically(path, report::markdown(report).as_bytes())
