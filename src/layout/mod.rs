@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod builds;
 pub mod experiment;
 pub mod explain;
+pub mod explanation;
 pub mod plan;
 pub mod profile;
 pub mod render;
@@ -376,7 +377,7 @@ pub struct LayoutReport {
     pub runs: Vec<LayoutRun>,
     /// With `--explain`: the functions whose placement differs between the
     /// builds' default layouts. Absent without `--explain`.
-    pub explain: Option<explain::Explain>,
+    pub explain: Option<explanation::Explain>,
     /// Present when `analyze` read the runs from files instead of running them.
     pub analyze: Option<crate::run::Imported>,
 }

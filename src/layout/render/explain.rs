@@ -4,7 +4,7 @@
 //! `layout::explain` and computes nothing new.
 
 use super::label;
-use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, OneSided, Ranking, Side};
+use crate::layout::explanation::{Explain, ExplainBuild, MovedFunction, OneSided, Ranking, Side};
 use crate::report::table::Table;
 use crate::report::{escape, html};
 use std::fmt::Write;

@@ -5,7 +5,7 @@
 
 use super::prose;
 use crate::layout::builds::BuildResult;
-use crate::layout::explain::Explain;
+use crate::layout::explanation::Explain;
 use crate::layout::variants::{SourceStatus, Variant};
 use crate::layout::{
     BuildSpec, LayoutReport, LayoutRun, Look, MatrixRow, RatioInterval, Settings, Status, Timing,

@@ -6,7 +6,7 @@ use super::prose::{hint, sentence};
 use super::*;
 use crate::code::diff::ChangeReason;
 use crate::layout::builds::BuildResult;
-use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, Ranking};
+use crate::layout::explanation::{Explain, ExplainBuild, MovedFunction, Ranking};
 use crate::layout::variants::{Source, SourceStatus, Variant};
 use crate::layout::{
     AutoOutcome, BuildSpec, Comparison, LayoutReport, Look, MatrixRow, Note, RatioInterval,
