@@ -214,7 +214,7 @@ pub fn runs(data: &Dataset) -> Vec<ImportedRun> {
                 name: row.name,
                 layout: row.layout,
                 record: RunRecord {
-                    side: row.name,
+                    build: row.name,
                     round: row.round.unwrap_or(position),
                     warmup: false,
                     wall_s: 0.0,
@@ -305,7 +305,7 @@ fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<CompareRepor
                 .into_iter()
                 .filter(|r| r.name == 0 || r.name == candidate)
                 .map(|r| RunRecord {
-                    side: usize::from(r.name != 0),
+                    build: usize::from(r.name != 0),
                     ..r.record
                 })
                 .collect();

@@ -14,7 +14,7 @@ use crate::run::counters::{self, Availability};
 use crate::run::environment;
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{cachegrind, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
+use crate::run::{cachegrind, Prepared, RunError, RunFailure, RunRecord, Runner, RunnerOptions};
 use crate::stats::descriptive::median;
 use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
 use crate::stats::verdict::Verdict;
@@ -115,7 +115,7 @@ pub fn run_with(
         if runner.interrupted() {
             notes.push("--cleanup skipped: interrupted by Ctrl-C".to_string());
         } else if let Err(failure) = runner.run_unmeasured(cleanup, "--cleanup") {
-            notes.push(format!("--cleanup failed: {}", failure.cause));
+            notes.push(format!("--cleanup failed: {}", failure.error));
         }
     }
     if let (Some(o), None, true) = (spawn_overhead, state.correction, state.correction_decided) {
@@ -205,7 +205,7 @@ impl<'a> Loop<'a> {
             .map(|side| {
                 self.runs
                     .iter()
-                    .find(|r| r.side == side)
+                    .find(|r| r.build == side)
                     .map_or(f64::NAN, |r| r.wall_s)
             })
             .collect();
@@ -308,12 +308,10 @@ impl<'a> Loop<'a> {
             .iter()
             .find(|(name, _)| !record.values.iter().any(|v| &v.name == name))
         {
-            return Err(RunFailure {
-                command_name: commands[side].spec.name.clone(),
-                cause: format!("metric {missing:?} not found in this run's output"),
-                interrupted: false,
-                last_output: Vec::new(),
-            });
+            return Err(RunFailure::new(
+                &commands[side].spec.name,
+                RunError::NoMetric(missing.clone()),
+            ));
         }
         self.runs.push(record);
         Ok(())
@@ -332,7 +330,7 @@ impl<'a> Loop<'a> {
                 let side = |s: usize| -> Vec<f64> {
                     self.runs
                         .iter()
-                        .filter(|r| r.side == s && !r.warmup)
+                        .filter(|r| r.build == s && !r.warmup)
                         .filter_map(|r| {
                             r.values
                                 .iter()
@@ -353,7 +351,7 @@ impl<'a> Loop<'a> {
             let per_side = |side| {
                 self.runs
                     .iter()
-                    .filter(|r| r.side == side && !r.warmup)
+                    .filter(|r| r.build == side && !r.warmup)
                     .count()
             };
             let n = per_side(0).min(per_side(1));
@@ -505,7 +503,7 @@ fn counter_report(
         for kind in kinds {
             let side = |s: usize| -> Vec<f64> {
                 runs.iter()
-                    .filter(|r| r.side == s)
+                    .filter(|r| r.build == s)
                     .filter_map(|r| {
                         r.counters
                             .iter()
@@ -540,7 +538,7 @@ fn simulate(
 ) -> SimulationReport {
     if let Err(reason) = cachegrind::availability() {
         return SimulationReport {
-            unavailable: Some(reason),
+            unavailable: Some(reason.to_string()),
             results: Vec::new(),
             errors: Vec::new(),
         };

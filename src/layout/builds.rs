@@ -1,4 +1,6 @@
-//! Builds: template substitution, the build cache, and parallel builds.
+//! Builds: template substitution, the build cache, and parallel builds
+//! (each started by `run::launch`, in its own process group, stdin from
+//! /dev/null, killed on Ctrl-C).
 //!
 //! A template is split shell-style into words first; placeholders are then
 //! substituted inside the words, so nothing reaches a shell unless `--shell`
@@ -16,9 +18,11 @@
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
+use crate::run::launch::{self, Launch};
+use crate::run::error::signal_name;
+use crate::run::RunError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
@@ -252,29 +256,28 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
     }
     let _ = std::fs::remove_file(&key_path);
     let _ = std::fs::remove_file(&job.out);
-    let mut command = Command::new(&job.argv[0]);
-    command
-        .args(&job.argv[1..])
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null());
-    let output = match command.output() {
-        Ok(output) => output,
-        Err(e) => {
-            return failed(
-                job,
-                started.elapsed().as_secs_f64(),
-                format!("cannot run {:?}: {e}", job.argv[0]),
-                Vec::new(),
-            )
-        }
-    };
+    let output = Launch {
+        env: &job.env,
+        ..Launch::new(&job.argv)
+    }
+    .run();
     let seconds = started.elapsed().as_secs_f64();
-    let mut tail = crate::run::spawn::last_lines(&output.stdout, 5);
-    tail.extend(crate::run::spawn::last_lines(&output.stderr, 15));
-    if !output.status.success() {
-        let how = match output.status.code() {
-            Some(code) => format!("build failed with exit code {code}"),
-            None => "build killed by a signal".to_string(),
+    let output = match output {
+        Ok(output) => output,
+        Err(RunError::NotFound { program }) => {
+            return failed(job, seconds, format!("cannot run {program:?}: not found"), Vec::new())
+        }
+        Err(e) => return failed(job, seconds, format!("cannot run {:?}: {e}", job.argv[0]), Vec::new()),
+    };
+    let tail = launch::output_tail(&output, 5, 15);
+    if let Some(error) = output.exit.error(None) {
+        let how = match error {
+            RunError::Exit(code) => format!("build failed with exit code {code}"),
+            RunError::Signal(signal) => {
+                format!("build killed by signal {signal} ({})", signal_name(signal))
+            }
+            RunError::Interrupted => "build interrupted by Ctrl-C".to_string(),
+            other => format!("build failed: {other}"),
         };
         return failed(job, seconds, how, tail);
     }

@@ -5,17 +5,22 @@
 //! be forbidden, a 1 GiB mapping may be refused. Running each probe as
 //! `ghostbench probe --child NAME …` confines any of that to one probe: the
 //! parent reports a clear line for it and the other probes still run. The
-//! parent also enforces the time bound from outside, killing a child that
-//! overruns it by half.
+//! parent also enforces the time bound from outside, killing a child (and
+//! its process group) that overruns it by half; the child is started by
+//! `run::launch`, which also ends it on Ctrl-C.
 //!
 //! Protocol: the child prints one [`ProbeResult`] as JSON on stdout and
 //! exits 0.
 
 use super::{Details, ProbeKind, ProbeOptions, ProbeReport, ProbeResult, Settings, Status};
-use std::io::Read;
+use crate::run::capture::Keep;
+use crate::run::launch::Launch;
+use crate::run::spawn::Exit;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Bytes of the child's stdout read: its one JSON result, with room to spare.
+const RESULT_BYTES: usize = 16 << 20;
 
 /// The command line of a child that runs `kind` with `settings`.
 pub fn child_args(kind: ProbeKind, settings: &Settings) -> Vec<String> {
@@ -72,16 +77,17 @@ fn signal_name(signal: i32) -> String {
 
 /// Run one probe in a child process `exe` (the ghostbench binary).
 pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeResult {
-    use std::os::unix::process::ExitStatusExt;
     let start = Instant::now();
-    let mut child = match Command::new(exe)
-        .args(child_args(kind, settings))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
+    let mut argv = vec![exe.to_string_lossy().into_owned()];
+    argv.extend(child_args(kind, settings));
+    let launched = Launch {
+        timeout: Some(hard_limit(settings.budget)),
+        stdout: Some(Keep::Head(RESULT_BYTES)),
+        ..Launch::new(&argv)
+    }
+    .run();
+    let outcome = match launched {
+        Ok(outcome) => outcome,
         Err(e) => {
             return failed(
                 kind,
@@ -91,39 +97,21 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             )
         }
     };
-    let read_all = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = child.stdout.take().map(|p| read_all(Box::new(p)));
-    let stderr = child.stderr.take().map(|p| read_all(Box::new(p)));
-    let limit = hard_limit(settings.budget);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!(
-                    "killed after {:.1} s: it overran its time bound ({:.1} s)",
-                    start.elapsed().as_secs_f64(),
-                    settings.budget.as_secs_f64()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => break Err(format!("cannot wait for the probe process: {e}")),
-        }
-    };
-    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    let status = match status {
-        Ok(s) => s,
-        Err(reason) => return failed(kind, settings, start, reason),
-    };
-    if let Some(signal) = status.signal() {
+    let stdout = String::from_utf8_lossy(&outcome.stdout);
+    let stderr = String::from_utf8_lossy(&outcome.stderr_tail);
+    let status = outcome.exit;
+    if status == Exit::TimedOut {
+        let reason = format!(
+            "killed after {:.1} s: it overran its time bound ({:.1} s)",
+            start.elapsed().as_secs_f64(),
+            settings.budget.as_secs_f64()
+        );
+        return failed(kind, settings, start, reason);
+    }
+    if status == Exit::Interrupted {
+        return failed(kind, settings, start, "interrupted by Ctrl-C".into());
+    }
+    if let Exit::Signal(signal) = status {
         if signal == libc::SIGBUS && kind == ProbeKind::SplitLock && settings.split_locks {
             // Split locks are fatal here: measure again without them.
             let again = Settings {
@@ -149,7 +137,7 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             kind,
             settings,
             start,
-            format!("the probe process exited with {status}: {last}"),
+            format!("the probe process exited with {}: {last}", status.describe()),
         );
     }
     match serde_json::from_str::<ProbeResult>(&stdout) {
