@@ -15,12 +15,12 @@
 //! file matches and whose output exists is reused; jobs with equal keys in
 //! one experiment are built once and copied.
 
+use crate::run::error::signal_name;
+use crate::run::launch::{self, Launch};
+use crate::run::RunError;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
-use crate::run::launch::{self, Launch};
-use crate::run::error::signal_name;
-use crate::run::RunError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
@@ -265,9 +265,21 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
     let output = match output {
         Ok(output) => output,
         Err(RunError::NotFound { program }) => {
-            return failed(job, seconds, format!("cannot run {program:?}: not found"), Vec::new())
+            return failed(
+                job,
+                seconds,
+                format!("cannot run {program:?}: not found"),
+                Vec::new(),
+            )
         }
-        Err(e) => return failed(job, seconds, format!("cannot run {:?}: {e}", job.argv[0]), Vec::new()),
+        Err(e) => {
+            return failed(
+                job,
+                seconds,
+                format!("cannot run {:?}: {e}", job.argv[0]),
+                Vec::new(),
+            )
+        }
     };
     let tail = launch::output_tail(&output, 5, 15);
     if let Some(error) = output.exit.error(None) {

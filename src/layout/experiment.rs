@@ -459,7 +459,10 @@ fn check_metrics(
         .iter()
         .find(|(n, _)| !record.values.iter().any(|v| &v.name == n))
     {
-        return Err(RunFailure::new(command, RunError::NoMetric(missing.clone())));
+        return Err(RunFailure::new(
+            command,
+            RunError::NoMetric(missing.clone()),
+        ));
     }
     Ok(())
 }

@@ -137,7 +137,10 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             kind,
             settings,
             start,
-            format!("the probe process exited with {}: {last}", status.describe()),
+            format!(
+                "the probe process exited with {}: {last}",
+                status.describe()
+            ),
         );
     }
     match serde_json::from_str::<ProbeResult>(&stdout) {

@@ -58,11 +58,10 @@ impl<'a> Launch<'a> {
                 cause: "empty command".into(),
             });
         };
-        let program = resolve_program(first, std::env::var_os("PATH")).map_err(|_| {
-            RunError::NotFound {
+        let program =
+            resolve_program(first, std::env::var_os("PATH")).map_err(|_| RunError::NotFound {
                 program: first.clone(),
-            }
-        })?;
+            })?;
         let setup = |e: anyhow::Error| RunError::Setup(format!("{e:#}"));
         let mut capture = Capture::new(self.stdin).map_err(setup)?;
         if self.stdout.is_none() {
@@ -85,11 +84,11 @@ impl<'a> Launch<'a> {
 
     /// [`Launch::run`], and any end but exit code 0 is an error too; the
     /// outcome (for its output) comes with it.
-    pub fn run_ok(&self) -> Result<Outcome, (RunError, Option<Outcome>)> {
+    pub fn run_ok(&self) -> Result<Outcome, (RunError, Option<Box<Outcome>>)> {
         let outcome = self.run().map_err(|e| (e, None))?;
         match outcome.exit.error(self.timeout) {
             None => Ok(outcome),
-            Some(error) => Err((error, Some(outcome))),
+            Some(error) => Err((error, Some(Box::new(outcome)))),
         }
     }
 }
@@ -229,5 +228,133 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         drop(dir);
         assert!(!path.exists());
+    }
+
+    /// Processes of process group `pgid` that are alive (not zombies).
+    fn group_members(pgid: i32) -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    return false;
+                };
+                // After "(comm)": state, ppid, pgrp.
+                let fields: Vec<&str> = stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
+                fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+            })
+            .collect()
+    }
+
+    /// Not a test: the process that [`ctrl_c_ends_the_launched_group`]
+    /// interrupts. It starts a shell that records its process group and
+    /// sleeps, and records how the launch ended if it survives Ctrl-C.
+    #[test]
+    #[ignore = "a helper process started by ctrl_c_ends_the_launched_group"]
+    fn ctrl_c_helper() {
+        let Some(dir) = std::env::var_os("GHOSTBENCH_CTRL_C_DIR") else {
+            return;
+        };
+        let dir = std::path::PathBuf::from(dir);
+        if std::env::var_os("GHOSTBENCH_CTRL_C_CLAIM").is_some() {
+            spawn::install_interrupt_handler();
+        }
+        let script = format!("echo $$ > {}/group; sleep 30", dir.display());
+        let words = argv(&["sh", "-c", &script]);
+        let exit = Launch::new(&words).run().map(|o| o.exit);
+        let after = Launch::new(&argv(&["true"])).run().map(|o| o.exit);
+        std::fs::write(dir.join("survived"), format!("{exit:?} then {after:?}")).unwrap();
+    }
+
+    /// Start [`ctrl_c_helper`] (this test binary), send it SIGINT once its
+    /// shell runs, and return how the helper ended, what it recorded, and
+    /// the shell's process group.
+    fn interrupt_helper(claim: bool) -> (Exit, Option<String>, i32) {
+        let dir = scratch_dir("ghostbench-test-").unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let words = vec![
+            exe.display().to_string(),
+            "run::launch::tests::ctrl_c_helper".to_string(),
+            "--exact".to_string(),
+            "--ignored".to_string(),
+            "--test-threads=1".to_string(),
+        ];
+        let mut env = vec![(
+            "GHOSTBENCH_CTRL_C_DIR".to_string(),
+            dir.path().display().to_string(),
+        )];
+        if claim {
+            env.push(("GHOSTBENCH_CTRL_C_CLAIM".to_string(), "1".to_string()));
+        }
+        let group_file = dir.path().join("group");
+        let helper = std::thread::spawn(move || {
+            Launch {
+                env: &env,
+                timeout: Some(Duration::from_secs(60)),
+                ..Launch::new(&words)
+            }
+            .run()
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let group = loop {
+            let text = std::fs::read_to_string(&group_file).unwrap_or_default();
+            if let Ok(pid) = text.trim().parse::<i32>() {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the helper's shell never started"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // The helper is the shell's parent.
+        let stat = std::fs::read_to_string(format!("/proc/{group}/stat")).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        let helper_pid: i32 = fields[1].parse().unwrap();
+        // SAFETY: signalling the helper process this test started.
+        unsafe { libc::kill(helper_pid, libc::SIGINT) };
+        let outcome = helper.join().unwrap().unwrap();
+        let survived = std::fs::read_to_string(dir.path().join("survived")).ok();
+        (outcome.exit, survived, group)
+    }
+
+    fn wait_until_gone(group: i32) -> Vec<i32> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !group_members(group).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        group_members(group)
+    }
+
+    #[test]
+    fn ctrl_c_ends_the_launched_group() {
+        // Without a handler of its own, ghostbench dies of SIGINT as before,
+        // after killing the group it started.
+        let (exit, survived, group) = interrupt_helper(false);
+        assert_eq!(exit, Exit::Signal(libc::SIGINT), "{survived:?}");
+        assert_eq!(survived, None);
+        assert_eq!(wait_until_gone(group), Vec::<i32>::new());
+        // With an experiment's handler, the launch ends as interrupted, the
+        // group is killed, nothing new starts, and the process lives on.
+        let (exit, survived, group) = interrupt_helper(true);
+        assert_eq!(exit, Exit::Code(0));
+        assert_eq!(
+            survived.as_deref(),
+            Some("Ok(Interrupted) then Err(Interrupted)")
+        );
+        assert_eq!(wait_until_gone(group), Vec::<i32>::new());
     }
 }

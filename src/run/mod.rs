@@ -22,12 +22,12 @@ use anyhow::{Context, Result};
 use capture::{Capture, Keep};
 use command::CommandSpec;
 use counters::{ChildCounters, CounterKind};
+pub use error::{RunError, RunFailure, ToolError};
 use metric::{MetricSpec, MetricValue};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use regex_metric::MatchTally;
 use serde::{Deserialize, Serialize};
-pub use error::{RunError, RunFailure, ToolError};
 use spawn::{Exit, Outcome, SpawnRequest};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -203,15 +203,18 @@ impl Runner {
         if let Some(prepare) = &self.prepare {
             let outcome = spawn_with(&self.options, &mut self.capture, prepare, &[], None)
                 .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
-            self.check_exit(&outcome, &format!("{} (--prepare)", command.spec.name), false)?;
+            self.check_exit(
+                &outcome,
+                &format!("{} (--prepare)", command.spec.name),
+                false,
+            )?;
         }
         let (pad, env) = self.jitter();
         let mut attached: Option<ChildCounters> = None;
         let kinds = self.options.counters.clone();
         let mut attach = |pid: i32| -> Result<(), RunError> {
-            let counters = counters::attach(pid, &kinds).map_err(|e| {
-                RunError::Setup(format!("cannot attach hardware counters: {e}"))
-            })?;
+            let counters = counters::attach(pid, &kinds)
+                .map_err(|e| RunError::Setup(format!("cannot attach hardware counters: {e}")))?;
             attached = Some(counters);
             Ok(())
         };
@@ -285,7 +288,12 @@ impl Runner {
 
     /// A non-zero exit (unless ignored), a signal, a timeout or Ctrl-C is a
     /// failure, with the last output lines unless Ctrl-C ended it.
-    fn check_exit(&self, outcome: &Outcome, name: &str, ignore_codes: bool) -> Result<(), RunFailure> {
+    fn check_exit(
+        &self,
+        outcome: &Outcome,
+        name: &str,
+        ignore_codes: bool,
+    ) -> Result<(), RunFailure> {
         if ignore_codes && matches!(outcome.exit, Exit::Code(_)) {
             return Ok(());
         }

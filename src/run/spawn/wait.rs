@@ -246,7 +246,10 @@ fn watch(pid: i32, deadline: Option<Instant>) -> Result<Option<(Exit, Instant)>,
             continue;
         }
         let remaining_ms = deadline.map_or(i32::MAX, |d| {
-            d.saturating_duration_since(now).as_millis().min(i32::MAX as u128 - 1) as i32 + 1
+            d.saturating_duration_since(now)
+                .as_millis()
+                .min(i32::MAX as u128 - 1) as i32
+                + 1
         });
         let mut fds = [libc::pollfd {
             fd: pidfd,
