@@ -452,4 +452,56 @@ mod tests {
         let c = BuildJob::new(0, 3, substitute(template, false, &w).unwrap(), &w);
         assert_ne!(a.key, c.key);
     }
+
+    fn shell_job(dir: &Path, script: &str) -> BuildJob {
+        let values = Placeholders {
+            cflags: vec![],
+            ldflags: vec![],
+            out: dir.join("bin"),
+            dir: dir.to_path_buf(),
+        };
+        let argv = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+        BuildJob::new(0, 0, argv, &values)
+    }
+
+    #[test]
+    fn a_build_runs_once_then_comes_from_the_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("b");
+        let job = shell_job(&dir, &format!("echo $CFLAGS > {}/bin", dir.display()));
+        let first = build_one(&job, false);
+        assert!(first.ok && !first.reused, "{first:?}");
+        assert!(dir.join("bin").exists());
+        let second = build_one(&job, false);
+        assert!(second.ok && second.reused, "{second:?}");
+        assert!(!build_one(&job, true).reused);
+    }
+
+    #[test]
+    fn failed_builds_say_how_and_keep_their_last_output() {
+        let tmp = tempfile::tempdir().unwrap();
+        let failing = shell_job(
+            tmp.path(),
+            "echo compiling; echo 'x.c:1: error' >&2; exit 3",
+        );
+        let result = build_one(&failing, false);
+        assert!(!result.ok);
+        assert_eq!(
+            result.error.as_deref(),
+            Some("build failed with exit code 3")
+        );
+        assert_eq!(result.output_tail, ["compiling", "x.c:1: error"]);
+        let crashing = shell_job(tmp.path(), "kill -SEGV $$");
+        assert_eq!(
+            build_one(&crashing, false).error.as_deref(),
+            Some("build killed by signal 11 (SIGSEGV)")
+        );
+        let silent = shell_job(tmp.path(), "true");
+        let error = build_one(&silent, false).error.unwrap();
+        assert!(error.contains("did not write"), "{error}");
+        let mut missing = shell_job(tmp.path(), "true");
+        missing.argv[0] = "ghostbench-no-such-compiler".into();
+        let error = build_one(&missing, false).error.unwrap();
+        assert!(error.contains("ghostbench-no-such-compiler"), "{error}");
+    }
 }

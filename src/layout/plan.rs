@@ -289,3 +289,30 @@ pub(super) fn sanitize(name: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_objects_are_assembled_once_then_reused() {
+        if let Err(why) = launch::tool("cc") {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but the test would be skipped: {why}"
+            );
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let pads = make_pads(tmp.path()).unwrap();
+        let sizes: Vec<u32> = pads.iter().map(|(k, _)| *k).collect();
+        assert_eq!(sizes, [16, 32, 48]);
+        let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+        let first: Vec<_> = pads.iter().map(|(_, o)| modified(o)).collect();
+        let again = make_pads(tmp.path()).unwrap();
+        assert_eq!(again, pads);
+        let second: Vec<_> = again.iter().map(|(_, o)| modified(o)).collect();
+        assert_eq!(first, second, "the objects were assembled again");
+    }
+}
