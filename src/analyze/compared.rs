@@ -53,7 +53,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                 .into_iter()
                 .filter(|r| r.name == 0 || r.name == candidate)
                 .map(|r| RunRecord {
-                    side: usize::from(r.name != 0),
+                    build: usize::from(r.name != 0),
                     ..r.record
                 })
                 .collect();

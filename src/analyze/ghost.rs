@@ -98,8 +98,8 @@ pub fn compare(
         )
     })?;
     let runs: Vec<RunRecord> = elements(doc, file, "runs")?;
-    if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.side > 1) {
-        bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.side);
+    if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.build > 1) {
+        bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.build);
     }
     let settings = doc
         .get("settings")
@@ -136,7 +136,7 @@ pub fn compare(
             let shift = if name == "wall" { correction } else { 0.0 };
             let side = |s: usize| -> Vec<f64> {
                 runs.iter()
-                    .filter(|r| r.side == s && !r.warmup)
+                    .filter(|r| r.build == s && !r.warmup)
                     .filter_map(|r| r.values.iter().find(|v| &v.name == name))
                     .map(|v| v.value - shift)
                     .collect()

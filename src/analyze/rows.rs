@@ -108,7 +108,7 @@ pub fn runs(data: &Dataset) -> Vec<ImportedRun> {
                 name: row.name,
                 layout: row.layout,
                 record: RunRecord {
-                    side: row.name,
+                    build: row.name,
                     round: row.round.unwrap_or(position),
                     warmup: false,
                     wall_s: 0.0,

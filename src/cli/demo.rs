@@ -20,7 +20,9 @@ use crate::layout::render::prose;
 use crate::layout::variants::Source;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
 use crate::run::command::resolve_program;
+use crate::run::launch::{self, Launch};
 use crate::run::metric::MetricSpec;
+use crate::run::ToolError;
 use crate::stats::hierarchical::Estimator;
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
@@ -188,21 +190,17 @@ fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> 
         .replace("{ldflags} ", "")
         .replace("{out}", &shlex::try_quote(&out.to_string_lossy())?);
     let words = crate::run::command::split_words(&text)?;
-    let Some((program, rest)) = words.split_first() else {
-        bail!("empty build command");
-    };
-    let built = std::process::Command::new(program)
-        .args(rest)
-        .output()
-        .with_context(|| format!("cannot run {program}"))?;
-    if !built.status.success() {
-        bail!(
+    let program = &words[0];
+    match Launch::new(&words).run_ok() {
+        Ok(_) => {}
+        Err((_, Some(built))) => bail!(
             "{program} could not build the benchmark: {}",
-            String::from_utf8_lossy(&built.stderr)
+            String::from_utf8_lossy(&built.stderr_tail)
                 .lines()
                 .last()
                 .unwrap_or("")
-        );
+        ),
+        Err((error, None)) => return Err(error).with_context(|| format!("cannot run {program}")),
     }
     let options = crate::code::CodeOptions {
         binary: out,
@@ -433,9 +431,13 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         "for some array elements (a split lock), a packed list node with a misaligned pointer,"
     );
     println!("two atomics sharing a line, and a struct full of holes. It is compiled with -g and read back.\n");
-    let Ok(cc) = resolve_program("cc", std::env::var_os("PATH")) else {
-        println!("skipped: no C compiler (cc) on PATH");
-        return Ok(super::exit::OK);
+    let cc = match launch::tool("cc") {
+        Ok(cc) => cc,
+        Err(ToolError::Missing { .. }) => {
+            println!("skipped: no C compiler (cc) on PATH");
+            return Ok(super::exit::OK);
+        }
+        Err(e) => return Err(e.into()),
     };
     let dir = Path::new(".ghostbench/demo");
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -443,22 +445,30 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
     std::fs::write(&source, HAZARDS_C)
         .with_context(|| format!("cannot write {}", source.display()))?;
     let binary = dir.join("hazards");
-    let built = std::process::Command::new(&cc)
-        .args(["-g", "-O0", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .with_context(|| format!("cannot run {}", cc.display()))?;
-    if !built.status.success() {
-        println!(
-            "skipped: {} could not build the example: {}",
-            cc.display(),
-            String::from_utf8_lossy(&built.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        );
-        return Ok(super::exit::OK);
+    let argv = [
+        cc.display().to_string(),
+        "-g".to_string(),
+        "-O0".to_string(),
+        "-o".to_string(),
+        binary.display().to_string(),
+        source.display().to_string(),
+    ];
+    match Launch::new(&argv).run_ok() {
+        Ok(_) => {}
+        Err((_, Some(built))) => {
+            println!(
+                "skipped: {} could not build the example: {}",
+                cc.display(),
+                String::from_utf8_lossy(&built.stderr_tail)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return Ok(super::exit::OK);
+        }
+        Err((error, None)) => {
+            return Err(error).with_context(|| format!("cannot run {}", cc.display()))
+        }
     }
     let output = OutputArgs {
         json: None,

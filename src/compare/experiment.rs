@@ -15,7 +15,7 @@ use crate::run::counters::{self, Availability};
 use crate::run::environment;
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{cachegrind, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
+use crate::run::{cachegrind, Prepared, RunError, RunFailure, RunRecord, Runner, RunnerOptions};
 use crate::stats::descriptive::median;
 use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
 use crate::stats::verdict::Verdict;
@@ -106,7 +106,7 @@ pub fn run_with(
             notes.push(Note::CleanupSkipped);
         } else if let Err(failure) = runner.run_unmeasured(cleanup, "--cleanup") {
             notes.push(Note::CleanupFailed {
-                cause: failure.cause,
+                cause: failure.error.to_string(),
             });
         }
     }
@@ -194,7 +194,7 @@ impl<'a> Loop<'a> {
             .map(|side| {
                 self.runs
                     .iter()
-                    .find(|r| r.side == side)
+                    .find(|r| r.build == side)
                     .map_or(f64::NAN, |r| r.wall_s)
             })
             .collect();
@@ -298,12 +298,10 @@ impl<'a> Loop<'a> {
             .iter()
             .find(|(name, _)| !record.values.iter().any(|v| &v.name == name))
         {
-            return Err(RunFailure {
-                command_name: commands[side].spec.name.clone(),
-                cause: format!("metric {missing:?} not found in this run's output"),
-                interrupted: false,
-                last_output: Vec::new(),
-            });
+            return Err(RunFailure::new(
+                &commands[side].spec.name,
+                RunError::NoMetric(missing.clone()),
+            ));
         }
         self.runs.push(record);
         Ok(())
@@ -322,7 +320,7 @@ impl<'a> Loop<'a> {
                 let side = |s: usize| -> Vec<f64> {
                     self.runs
                         .iter()
-                        .filter(|r| r.side == s && !r.warmup)
+                        .filter(|r| r.build == s && !r.warmup)
                         .filter_map(|r| {
                             r.values
                                 .iter()
@@ -343,7 +341,7 @@ impl<'a> Loop<'a> {
             let per_side = |side| {
                 self.runs
                     .iter()
-                    .filter(|r| r.side == side && !r.warmup)
+                    .filter(|r| r.build == side && !r.warmup)
                     .count()
             };
             let n = per_side(0).min(per_side(1));
@@ -484,7 +482,7 @@ fn counter_report(
         for kind in kinds {
             let side = |s: usize| -> Vec<f64> {
                 runs.iter()
-                    .filter(|r| r.side == s)
+                    .filter(|r| r.build == s)
                     .filter_map(|r| {
                         r.counters
                             .iter()
@@ -519,7 +517,7 @@ fn simulate(
 ) -> SimulationReport {
     if let Err(reason) = cachegrind::availability() {
         return SimulationReport {
-            unavailable: Some(reason),
+            unavailable: Some(reason.to_string()),
             results: Vec::new(),
             errors: Vec::new(),
         };

@@ -263,7 +263,7 @@ impl CompareReport {
     pub fn measured_runs(&self, side: usize) -> usize {
         self.runs
             .iter()
-            .filter(|r| r.side == side && !r.warmup)
+            .filter(|r| r.build == side && !r.warmup)
             .count()
     }
 }

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{environment, Prepared, RunFailure, Runner, RunnerOptions};
+use crate::run::{environment, Prepared, RunError, RunFailure, Runner, RunnerOptions};
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
@@ -459,12 +459,10 @@ fn check_metrics(
         .iter()
         .find(|(n, _)| !record.values.iter().any(|v| &v.name == n))
     {
-        return Err(RunFailure {
-            command_name: command.to_string(),
-            cause: format!("metric {missing:?} not found in this run's output"),
-            interrupted: false,
-            last_output: Vec::new(),
-        });
+        return Err(RunFailure::new(
+            command,
+            RunError::NoMetric(missing.clone()),
+        ));
     }
     Ok(())
 }

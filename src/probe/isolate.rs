@@ -6,8 +6,9 @@
 //! be forbidden, a 1 GiB mapping may be refused. Running each probe as
 //! `ghostbench probe --child NAME …` confines any of that to one probe: the
 //! parent reports a clear line for it and the other probes still run. The
-//! parent also enforces the time bound from outside, killing a child that
-//! overruns it by half.
+//! parent also enforces the time bound from outside, killing a child (and
+//! its process group) that overruns it by half; the child is started by
+//! `run::launch`, which also ends it on Ctrl-C.
 //!
 //! Protocol: the child prints one [`ProbeResult`] as JSON on stdout and
 //! exits 0.
@@ -15,11 +16,15 @@
 use super::types::{Failure, Outcome, ProbeKind, Settings, Status};
 use super::{alloc, code_align, misaligned, split_lock, timing, tlb};
 use super::{Details, ProbeOptions, ProbeReport, ProbeResult, Progress};
+use crate::run::capture::Keep;
+use crate::run::launch::Launch;
+use crate::run::spawn::Exit;
 use anyhow::{bail, Result};
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Bytes of the child's stdout read: its one JSON result, with room to spare.
+const RESULT_BYTES: usize = 16 << 20;
 
 /// The command line of a child that runs `kind` with `settings`.
 pub fn child_args(kind: ProbeKind, settings: &Settings) -> Vec<String> {
@@ -87,16 +92,17 @@ pub fn run_one(kind: ProbeKind, settings: &Settings) -> ProbeResult {
 
 /// Run one probe in a child process `exe` (the ghostbench binary).
 pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeResult {
-    use std::os::unix::process::ExitStatusExt;
     let start = Instant::now();
-    let mut child = match Command::new(exe)
-        .args(child_args(kind, settings))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
+    let mut argv = vec![exe.to_string_lossy().into_owned()];
+    argv.extend(child_args(kind, settings));
+    let launched = Launch {
+        timeout: Some(hard_limit(settings.budget)),
+        stdout: Some(Keep::Head(RESULT_BYTES)),
+        ..Launch::new(&argv)
+    }
+    .run();
+    let outcome = match launched {
+        Ok(outcome) => outcome,
         Err(e) => {
             return failed(
                 kind,
@@ -109,42 +115,20 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             )
         }
     };
-    let read_all = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = child.stdout.take().map(|p| read_all(Box::new(p)));
-    let stderr = child.stderr.take().map(|p| read_all(Box::new(p)));
-    let limit = hard_limit(settings.budget);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(Failure::Overran {
-                    elapsed_s: start.elapsed().as_secs_f64(),
-                    budget_s: settings.budget.as_secs_f64(),
-                });
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => {
-                break Err(Failure::CannotWait {
-                    error: e.to_string(),
-                })
-            }
-        }
-    };
-    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    let status = match status {
-        Ok(s) => s,
-        Err(failure) => return failed(kind, settings, start, failure),
-    };
-    if let Some(signal) = status.signal() {
+    let stdout = String::from_utf8_lossy(&outcome.stdout);
+    let stderr = String::from_utf8_lossy(&outcome.stderr_tail);
+    let status = outcome.exit;
+    if status == Exit::TimedOut {
+        let failure = Failure::Overran {
+            elapsed_s: start.elapsed().as_secs_f64(),
+            budget_s: settings.budget.as_secs_f64(),
+        };
+        return failed(kind, settings, start, failure);
+    }
+    if status == Exit::Interrupted {
+        return failed(kind, settings, start, Failure::Interrupted);
+    }
+    if let Exit::Signal(signal) = status {
         if signal == libc::SIGBUS && kind == ProbeKind::SplitLock && settings.split_locks {
             // Split locks are fatal here: measure again without them.
             let again = Settings {
@@ -166,7 +150,10 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             settings,
             start,
             Failure::Exited {
-                code: status.code(),
+                code: match status {
+                    Exit::Code(code) => Some(code),
+                    _ => None,
+                },
                 last_line,
             },
         );

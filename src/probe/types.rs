@@ -130,6 +130,8 @@ pub enum Failure {
     Overran { elapsed_s: f64, budget_s: f64 },
     /// Waiting for the probe process failed.
     CannotWait { error: String },
+    /// Ctrl-C ended the probe process.
+    Interrupted,
     /// The probe process died of a signal.
     Signal { signal: i32 },
     /// The probe process exited unsuccessfully; the last line of its stderr.

@@ -3,6 +3,7 @@
 use super::*;
 use crate::run::command::CommandSpec;
 use crate::run::executor::{mock_command, MockExecutor, Step};
+use crate::run::RunError;
 
 fn options() -> CompareOptions {
     let spec = |name: &str| CommandSpec {
@@ -64,7 +65,7 @@ fn a_failure_mid_run_keeps_the_runs_before_it() {
     let mut steady = steady(1.0);
     let mut mock = MockExecutor::new(move |call, name| {
         if call == 7 {
-            Step::Fail("command failed: exit code 3".into())
+            Step::Fail(RunError::Exit(3))
         } else {
             steady(call, name)
         }

@@ -245,7 +245,7 @@ fn measured(report: &CompareReport, m: &MetricReport, side: usize) -> Vec<(f64, 
         .runs
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.side == side && !r.warmup)
+        .filter(|(_, r)| r.build == side && !r.warmup)
         .filter_map(|(i, r)| {
             r.values
                 .iter()

@@ -140,7 +140,7 @@ fn options() -> CompareOptions {
 fn report(fail_at: Option<usize>) -> CompareReport {
     let mut mock = MockExecutor::new(move |call, name| {
         if Some(call) == fail_at {
-            return Step::Fail("command failed: exit code 3".into());
+            return Step::Fail(crate::run::RunError::Exit(3));
         }
         let far = if call == 9 && name == "B" { 1.5 } else { 1.0 };
         Step::Wall(0.010 * far * (1.0 + 0.03 * ((call * 7 % 11) as f64 / 10.0 - 0.5)))

@@ -3,6 +3,7 @@
 use super::*;
 use crate::layout::BuildSpec;
 use crate::run::executor::{mock_command, MockExecutor, Step};
+use crate::run::RunError;
 
 fn options() -> LayoutOptions {
     let spec = |name: &str| BuildSpec {
@@ -133,7 +134,7 @@ fn a_fixed_count_looks_once() {
 fn a_failure_mid_run_keeps_the_runs_before_it_and_analyzes_them() {
     let mut mock = MockExecutor::new(|call, name| {
         if call == 20 {
-            Step::Fail("command failed: killed by signal 11 (SIGSEGV)".into())
+            Step::Fail(RunError::Signal(libc::SIGSEGV))
         } else {
             runs(call, name)
         }
