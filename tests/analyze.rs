@@ -285,7 +285,7 @@ fn a_layout_json_reanalyzed_with_its_own_options_agrees_with_the_original() {
             "--metric",
             "wall",
             "--layouts",
-            "4",
+            "6",
             "--rounds",
             "3",
             "--quiet",

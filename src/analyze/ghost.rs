@@ -16,11 +16,11 @@
 //! Options not given keep the report's own settings.
 
 use super::layouts::layout_from_runs;
-use super::{check, unknown_environment, AnalyzeOptions, DEFAULT_ALPHA, DEFAULT_MARGIN};
-use crate::compare::analysis::{self, MetricInput};
-use crate::compare::{self, CompareOptions, CompareReport, CounterReport, Order};
+use super::rows::{check, unknown_environment};
+use super::{AnalyzeOptions, Analyzed, Interval, Note, Reanalysis, DEFAULT_ALPHA, DEFAULT_MARGIN};
+use crate::compare::analysis;
+use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Order};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
-use crate::report::units::trimmed;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::metric::{MetricSpec, Unit};
@@ -84,17 +84,12 @@ fn environment(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Envi
         .unwrap_or_else(|| unknown_environment(&options.command_line)))
 }
 
-/// "margin ±2% (was ±1%)".
-fn changed(label: &str, new: String, old: String) -> String {
-    if new == old {
-        format!("{label} {new}")
-    } else {
-        format!("{label} {new} (was {old})")
-    }
-}
-
 /// Re-analyze a `compare --json`.
-pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<CompareReport> {
+pub fn compare(
+    doc: &Value,
+    file: &str,
+    options: &AnalyzeOptions,
+) -> Result<Analyzed<CompareReport>> {
     let commands: Vec<CommandSpec> = elements(doc, file, "commands")?;
     let [a, b] = <[CommandSpec; 2]>::try_from(commands).map_err(|c| {
         anyhow::anyhow!(
@@ -103,8 +98,8 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
         )
     })?;
     let runs: Vec<RunRecord> = elements(doc, file, "runs")?;
-    if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.side > 1) {
-        bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.side);
+    if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.build > 1) {
+        bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.build);
     }
     let settings = doc
         .get("settings")
@@ -141,7 +136,7 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
             let shift = if name == "wall" { correction } else { 0.0 };
             let side = |s: usize| -> Vec<f64> {
                 runs.iter()
-                    .filter(|r| r.side == s && !r.warmup)
+                    .filter(|r| r.build == s && !r.warmup)
                     .filter_map(|r| r.values.iter().find(|v| &v.name == name))
                     .map(|v| v.value - shift)
                     .collect()
@@ -178,32 +173,28 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
         .get("seed")
         .and_then(Value::as_u64)
         .unwrap_or(options.seed);
-    let metrics = analysis::analyze(&inputs, [&a.name, &b.name], margin, alpha, hib, seed);
+    let metrics = analysis::analyze(&inputs, margin, alpha, hib, seed);
 
-    let mut notes = vec![format!(
-        "re-analysis of {file}: {}, {}{}; {}",
-        changed(
-            "margin",
-            format!("±{}%", trimmed(margin * 100.0)),
-            format!("±{}%", trimmed(old_margin * 100.0))
-        ),
-        changed("alpha", trimmed(alpha), trimmed(old_alpha)),
-        if hib != old_hib {
-            ", --higher-is-better"
+    let mut notes = vec![Note::Reanalysis(Reanalysis {
+        file: file.to_string(),
+        margin: (margin, old_margin),
+        alpha: (alpha, old_alpha),
+        estimator: None,
+        higher_is_better: hib != old_hib,
+        interval: Some(if sequential {
+            Interval::Replayed {
+                runs: [series[0][0].len(), series[0][1].len()],
+            }
         } else {
-            ""
-        },
-        if sequential {
-            format!(
-                "compare's looks replayed over the {} + {} runs in their order",
-                series[0][0].len(),
-                series[0][1].len()
-            )
-        } else {
-            "one interval at the data's size, as when it was first analyzed".to_string()
-        }
-    )];
-    notes.extend(optional::<Vec<String>>(doc, file, "notes")?.unwrap_or_default());
+            Interval::Fixed
+        }),
+    })];
+    notes.extend(
+        optional::<Vec<String>>(doc, file, "notes")?
+            .unwrap_or_default()
+            .into_iter()
+            .map(Note::Carried),
+    );
     let text = |name: &str| {
         settings
             .get(name)
@@ -272,7 +263,7 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
         seed,
         command_line: options.command_line.clone(),
     };
-    Ok(CompareReport {
+    let report = CompareReport {
         schema: "ghostbench.compare",
         schema_version: compare::SCHEMA_VERSION,
         commands: commands.to_vec(),
@@ -293,7 +284,7 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
             rows: Vec::new(),
         }),
         simulation: None,
-        notes,
+        notes: Vec::new(),
         elapsed_s: doc.get("elapsed_s").and_then(Value::as_f64).unwrap_or(0.0),
         runs,
         analyze: Some(match imported {
@@ -309,7 +300,8 @@ pub fn compare(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Comp
                 layouts: None,
             },
         }),
-    })
+    };
+    Ok(Analyzed { report, notes })
 }
 
 /// compare's looks over the runs in their order: one call of the sequential
@@ -362,7 +354,7 @@ fn replay(
 }
 
 /// Re-analyze a `layout --json`.
-pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<LayoutReport> {
+pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analyzed<LayoutReport>> {
     let builds: Vec<BuildSpec> = elements(doc, file, "builds")?;
     if builds.len() < 2 {
         bail!(
@@ -446,30 +438,16 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Layou
         command_line: options.command_line.clone(),
         ..LayoutOptions::default()
     };
-    let mut notes = vec![format!(
-        "re-analysis of {file}: {}, {}, {}{}",
-        changed(
-            "margin",
-            format!("±{}%", trimmed(margin * 100.0)),
-            format!("±{}%", trimmed(old_margin * 100.0))
-        ),
-        changed("alpha", trimmed(alpha), trimmed(old_alpha)),
-        changed(
-            "estimator",
-            format!("{estimator:?}").to_lowercase(),
-            format!("{old_estimator:?}").to_lowercase()
-        ),
-        if hib != old_hib {
-            ", --higher-is-better"
-        } else {
-            ""
-        },
-    )];
+    let mut notes = vec![Note::Reanalysis(Reanalysis {
+        file: file.to_string(),
+        margin: (margin, old_margin),
+        alpha: (alpha, old_alpha),
+        estimator: Some((estimator, old_estimator)),
+        higher_is_better: hib != old_hib,
+        interval: None,
+    })];
     if share < 1.0 {
-        notes.push(format!(
-            "the original run looked more than once (--layouts auto): its last look spent {}% of α, and so does this one",
-            trimmed((share * 1000.0).round() / 10.0)
-        ));
+        notes.push(Note::AlphaShare { share });
     }
     let imported: Option<Imported> = optional(doc, file, "analyze")?;
     let imported = match imported {

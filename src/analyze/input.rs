@@ -4,6 +4,7 @@
 //!
 //! A ghostbench `--json` is only recognised here; `ghost` re-analyses it.
 
+use super::Note;
 use crate::run::metric::Unit;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -67,7 +68,8 @@ pub struct Dataset {
     pub layouts: Option<Vec<String>>,
     pub order: Order,
     pub rows: Vec<Row>,
-    pub notes: Vec<String>,
+    /// What the files tell about the runs (non-zero exits), as facts.
+    pub notes: Vec<Note>,
 }
 
 impl Dataset {
@@ -252,14 +254,11 @@ fn hyperfine(file: &str, doc: &Value) -> Result<Dataset> {
             });
         }
         if failed > 0 {
-            failures.push(format!("{command:?} {failed} of {}", times.len()));
+            failures.push((command.to_string(), failed, times.len()));
         }
     }
     if !failures.is_empty() {
-        data.notes.push(format!(
-            "runs that exited non-zero (hyperfine -i) are analyzed like the others: {}",
-            failures.join(", ")
-        ));
+        data.notes.push(Note::NonZeroExits { commands: failures });
     }
     Ok(data)
 }
@@ -505,7 +504,12 @@ mod tests {
         assert_eq!(d.metrics, vec![("wall".to_string(), Unit::Seconds)]);
         assert_eq!(d.values(0, 0), vec![0.1, 0.2]);
         assert_eq!(d.rows[1].exit_code, 1);
-        assert!(d.notes[0].contains("\"a\" 1 of 2"), "{:?}", d.notes);
+        assert_eq!(
+            d.notes,
+            vec![Note::NonZeroExits {
+                commands: vec![("a".to_string(), 1, 2)]
+            }]
+        );
         let bad: Value =
             serde_json::from_str(r#"{"results":[{"command":"a","times":[0.1,"x"]}]}"#).unwrap();
         assert_eq!(

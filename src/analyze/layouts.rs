@@ -1,10 +1,10 @@
 //! Rows with a `layout` column, and re-analyzed layout reports: `layout`'s
-//! analysis across layouts around the runs `analyze` read.
+//! analysis across layouts around the runs `analyze` read, with `analyze`'s
+//! notes on the data as facts.
 
 use super::input::Dataset;
-use super::{
-    interleaving, runs, unknown_environment, AnalyzeOptions, DEFAULT_ALPHA, DEFAULT_MARGIN,
-};
+use super::rows::{interleaving, runs, unknown_environment};
+use super::{AnalyzeOptions, Analyzed, Interleaving, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::environment::Environment;
 use crate::run::metric::Unit;
@@ -18,7 +18,7 @@ use anyhow::{bail, Result};
 /// Layouts that lack a value of some name and metric are left out (with a
 /// note). The default layout is the one labelled `0` when it is complete,
 /// else the first complete layout in file order; it becomes seed 0.
-pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<LayoutReport> {
+pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<Analyzed<LayoutReport>> {
     let files = data.files.join(", ");
     let labels = data.layouts.clone().unwrap_or_default();
     let complete = |l: usize| {
@@ -82,39 +82,31 @@ pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<LayoutR
         command_line: options.command_line.clone(),
         ..LayoutOptions::default()
     };
-    let (interleaved, caution) = (1..data.names.len())
+    let ordering = (1..data.names.len())
         .map(|c| interleaving(data, c))
-        .find(|(i, _)| *i != Some(true))
-        .unwrap_or((Some(true), None));
-    let mut notes: Vec<String> = caution.into_iter().collect();
+        .find(|i| *i != Interleaving::Interleaved)
+        .unwrap_or(Interleaving::Interleaved);
+    let mut notes: Vec<Note> = ordering.note().into_iter().collect();
     notes.extend(data.notes.iter().cloned());
-    let dropped: Vec<&str> = (0..labels.len())
+    let left_out: Vec<String> = (0..labels.len())
         .filter(|l| !kept.contains(l))
-        .map(|l| labels[l].as_str())
+        .map(|l| labels[l].clone())
         .collect();
-    if !dropped.is_empty() {
-        notes.push(format!(
-            "{} of {} layouts left out because some name or metric has no value there: {}",
-            dropped.len(),
-            labels.len(),
-            dropped.join(", ")
-        ));
+    if !left_out.is_empty() {
+        notes.push(Note::LayoutsLeftOut {
+            left_out,
+            layouts: labels.len(),
+        });
     }
-    notes.push(format!(
-        "default layout: {:?} ({})",
-        labels[default],
-        if labels[default] == "0" {
-            "labelled 0"
-        } else {
-            "no complete layout labelled 0: the first in file order"
-        }
-    ));
+    notes.push(Note::DefaultLayout {
+        label: labels[default].clone(),
+    });
     let labels_by_seed = order.iter().map(|&l| labels[l].clone()).collect();
     let imported = Imported {
         files: data.files.clone(),
         format: data.format.clone(),
         interval: "fixed".into(),
-        interleaved,
+        interleaved: ordering.interleaved(),
         layouts: Some(labels_by_seed),
     };
     Ok(layout_from_runs(
@@ -142,7 +134,8 @@ fn runs_per_cell(runs: &[LayoutRun], builds: usize, seeds: usize) -> usize {
 }
 
 /// A layout report around `layout`'s analysis of `runs`, its across-layouts
-/// intervals at family-wise level `look_alpha`.
+/// intervals at family-wise level `look_alpha` (with layout's Bonferroni note
+/// when there is more than one comparison); `analyze`'s `notes` go beside it.
 #[allow(clippy::too_many_arguments)]
 pub fn layout_from_runs(
     options: &LayoutOptions,
@@ -152,9 +145,9 @@ pub fn layout_from_runs(
     look_alpha: f64,
     environment: Environment,
     status: layout::Status,
-    mut notes: Vec<String>,
+    notes: Vec<Note>,
     imported: Imported,
-) -> LayoutReport {
+) -> Analyzed<LayoutReport> {
     let matrix = layout::analysis::analyze_at(options, metric_names, &seeds, &runs, look_alpha);
     let comparisons = layout::analysis::comparisons(metric_names.len(), options.builds.len());
     let confidence = 1.0 - look_alpha / comparisons as f64;
@@ -163,13 +156,16 @@ pub fn layout_from_runs(
         .filter_map(|row| row.comparison.as_ref())
         .filter(|c| c.verdict == Verdict::Unknown)
         .count();
-    if comparisons > 1 {
-        notes.push(format!(
-            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni)",
-            confidence * 100.0
-        ));
-    }
-    LayoutReport {
+    // The Bonferroni note is layout's own fact; `analyze`'s notes go before it.
+    let layout_notes: Vec<layout::Note> = (comparisons > 1)
+        .then_some(layout::Note::Bonferroni {
+            comparisons,
+            confidence,
+            split_over_looks: false,
+        })
+        .into_iter()
+        .collect();
+    let report = LayoutReport {
         schema: "ghostbench.layout",
         schema_version: layout::SCHEMA_VERSION,
         builds: options.builds.clone(),
@@ -203,7 +199,7 @@ pub fn layout_from_runs(
             confidence,
             undecided,
         }],
-        notes,
+        notes: layout_notes,
         timing: layout::Timing {
             build_s: 0.0,
             run_s: 0.0,
@@ -213,7 +209,8 @@ pub fn layout_from_runs(
         runs,
         explain: None,
         analyze: Some(imported),
-    }
+    };
+    Analyzed { report, notes }
 }
 
 #[cfg(test)]
@@ -226,29 +223,22 @@ mod tests {
 
     #[test]
     fn the_default_layout_is_the_one_labelled_0_else_the_first_complete() {
-        let options = AnalyzeOptions {
-            higher_is_better: false,
-            margin: None,
-            alpha: None,
-            estimator: None,
-            seed: 1,
-            command_line: Vec::new(),
-        };
+        let options = AnalyzeOptions::default();
         // Layout "x" lacks B: left out; "y" is first complete, no "0".
         let d = data("name,layout,value\nA,x,1\nA,y,1\nB,y,1.1\nA,z,1\nB,z,1.1\n");
-        let report = layout_report(&d, &options).unwrap();
+        let Analyzed { report, notes } = layout_report(&d, &options).unwrap();
         let labels = report.analyze.as_ref().unwrap().layouts.clone().unwrap();
         assert_eq!(labels, vec!["y", "z"]);
         assert!(
-            report
-                .notes
-                .iter()
-                .any(|n| n.contains("1 of 3 layouts left out")),
-            "{:?}",
-            report.notes
+            notes.contains(&Note::LayoutsLeftOut {
+                left_out: vec!["x".into()],
+                layouts: 3
+            }),
+            "{notes:?}"
         );
+        assert!(notes.contains(&Note::DefaultLayout { label: "y".into() }));
         let d = data("name,layout,value\nA,y,1\nB,y,1.1\nA,0,1\nB,0,1.2\n");
-        let report = layout_report(&d, &options).unwrap();
+        let report = layout_report(&d, &options).unwrap().report;
         assert_eq!(report.analyze.unwrap().layouts.unwrap(), vec!["0", "y"]);
         assert!((report.matrix[1].default_value - 1.2).abs() < 1e-12);
     }

@@ -1,13 +1,12 @@
-//! `ghostbench analyze`: arguments, and the glue to `analyze::analyze` and
-//! the compare and layout reports.
+//! `ghostbench analyze`: arguments, and the glue to `analyze::run` and
+//! `analyze::render` (the compare and layout reports with `analyze`'s notes).
 
 use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCENT, MARGIN_HELP};
 use super::exit;
 use super::layout::EstimatorArg;
-use super::output::{json, Format, OutputArgs};
-use crate::analyze::{self, Analysis, AnalyzeOptions};
-use crate::compare::render::{html, markdown, terminal};
-use crate::layout::render::{html as layout_html, text as layout_report};
+use super::output::{Format, OutputArgs};
+use crate::analyze::render::{self, Reports};
+use crate::analyze::{self, AnalyzeOptions};
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -41,6 +40,7 @@ impl AnalyzeArgs {
     /// not given stays `None`, for the report's own setting or the default.
     pub fn to_options(&self) -> Result<AnalyzeOptions> {
         Ok(AnalyzeOptions {
+            files: self.files.clone(),
             higher_is_better: self.decision.higher_is_better,
             margin: self.decision.margin()?,
             alpha: self.decision.alpha()?,
@@ -55,41 +55,17 @@ impl AnalyzeArgs {
 pub fn run(args: AnalyzeArgs) -> Result<i32> {
     let options = args.to_options()?;
     args.output.files().check("analyze", FORMATS)?;
-    let analysis = analyze::analyze(&args.files, &options)?;
-    let output = &args.output;
-    let color = output.color();
-    match &analysis {
-        Analysis::Compare(reports) => {
-            if args.estimator.is_some() {
-                eprintln!("note: --estimator applies to data with layouts; these have none");
-            }
-            let text: Vec<String> = reports.iter().map(|r| terminal::render(r, color)).collect();
-            print!("{}", text.join("\n"));
-            output.files().write(|format| match format {
-                Format::Json => match reports.as_slice() {
-                    [one] => json(one),
-                    many => json(many),
-                },
-                Format::Markdown => {
-                    let text: Vec<String> = reports.iter().map(markdown::render).collect();
-                    Ok(text.join("\n"))
-                }
-                Format::Html => Ok(match reports.as_slice() {
-                    [one] => html::compare(one),
-                    many => html::compares(many),
-                }),
-                Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
-            })?;
-        }
-        Analysis::Layout(report) => {
-            print!("{}", layout_report::render(report, color));
-            output.files().write(|format| match format {
-                Format::Json => json(report.as_ref()),
-                Format::Markdown => Ok(layout_report::markdown(report)),
-                Format::Html => Ok(layout_html::layout(report)),
-                Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
-            })?;
-        }
+    let reports = render::reports(analyze::run(&options)?);
+    if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
+        eprintln!("note: --estimator applies to data with layouts; these have none");
     }
+    let output = &args.output;
+    print!("{}", reports.terminal(output.color()));
+    output.files().write(|format| match format {
+        Format::Json => reports.json(),
+        Format::Markdown => Ok(reports.markdown()),
+        Format::Html => Ok(reports.html()),
+        Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
+    })?;
     Ok(exit::OK)
 }

@@ -59,6 +59,7 @@ impl CodeArgs {
             geometry: Geometry::new(self.line, self.window)?,
             verbose: self.verbose,
             limit: self.limit,
+            command_line: std::env::args().collect(),
         })
     }
 }
@@ -66,7 +67,14 @@ impl CodeArgs {
 pub fn run(args: CodeArgs) -> Result<i32> {
     let options = args.to_options()?;
     args.output.files().check("code", FORMATS)?;
-    let report = code::run(&options)?;
+    let bar = args.output.progress_bar(0);
+    bar.set_message("functions disassembled");
+    let report = code::run(&options, &|p| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+    });
+    bar.finish_and_clear();
+    let report = report?;
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }

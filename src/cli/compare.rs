@@ -3,7 +3,7 @@
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::exit;
 use super::output::{json, Format, OutputArgs};
-use crate::compare::render::{html, markdown, terminal};
+use crate::compare::render::{html, json as document, markdown, prose, terminal};
 use crate::compare::{self, CompareOptions, CompareReport, Order, State};
 use crate::run::command::CommandSpec;
 use crate::run::spawn;
@@ -169,7 +169,7 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> 
     let bar = output.progress_bar(2 * (options.max_runs + options.warmup) as u64);
     let report = compare::run(options, &mut |p| {
         bar.set_position(p.runs_done as u64);
-        bar.set_message(p.status.clone());
+        bar.set_message(prose::progress(p));
     });
     bar.finish_and_clear();
     let report = report?;
@@ -184,7 +184,7 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> 
 /// Write `--json`, `--markdown` and `--html`, whatever the status.
 fn write_outputs(report: &CompareReport, output: &OutputArgs) -> Result<()> {
     output.files().write(|format| match format {
-        Format::Json => json(report),
+        Format::Json => json(&document::document(report)),
         Format::Markdown => Ok(markdown::render(report)),
         Format::Html => Ok(html::compare(report)),
         Format::Sarif => Err(format.unsupported("compare", FORMATS)),

@@ -17,10 +17,12 @@
 use super::args::SeedArgs;
 use super::layout::ScheduleArgs;
 use super::output::OutputArgs;
-use crate::code::placement::Geometry;
+use crate::layout::render::prose;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
 use crate::run::command::resolve_program;
+use crate::run::launch::{self, Launch};
 use crate::run::metric::MetricSpec;
+use crate::run::ToolError;
 use crate::stats::hierarchical::Estimator;
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
@@ -179,25 +181,25 @@ fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> 
         .replace("{ldflags} ", "")
         .replace("{out}", &shlex::try_quote(&out.to_string_lossy())?);
     let words = crate::run::command::split_words(&text)?;
-    let Some((program, rest)) = words.split_first() else {
-        bail!("empty build command");
-    };
-    let built = std::process::Command::new(program)
-        .args(rest)
-        .output()
-        .with_context(|| format!("cannot run {program}"))?;
-    if !built.status.success() {
-        bail!(
+    let program = &words[0];
+    match Launch::new(&words).run_ok() {
+        Ok(_) => {}
+        Err((_, Some(built))) => bail!(
             "{program} could not build the benchmark: {}",
-            String::from_utf8_lossy(&built.stderr)
+            String::from_utf8_lossy(&built.stderr_tail)
                 .lines()
                 .last()
                 .unwrap_or("")
-        );
+        ),
+        Err((error, None)) => return Err(error).with_context(|| format!("cannot run {program}")),
     }
-    let filter = regex::Regex::new(r"^loop_virtual\(")?;
-    let analysis = crate::code::analyze(&out, Geometry::default(), Some(&filter), false)?;
-    Ok(analysis
+    let options = crate::code::CodeOptions {
+        binary: out,
+        functions: Some(regex::Regex::new(r"^loop_virtual\(")?),
+        ..Default::default()
+    };
+    let report = crate::code::run(&options, &|_| {})?;
+    Ok(report
         .functions
         .iter()
         .flat_map(|f| f.loops.iter())
@@ -341,11 +343,14 @@ pub fn meaning(report: &LayoutReport) -> String {
         let what = match c.verdict {
             Verdict::Faster | Verdict::Slower => {
                 real += 1;
-                format!("real: {}", c.sentence)
+                format!("real: {}", prose::comparison_sentence(report, row, c))
             }
             Verdict::Artifact => {
                 ghosts += 1;
-                format!("a layout ghost: {}", c.sentence)
+                format!(
+                    "a layout ghost: {}",
+                    prose::comparison_sentence(report, row, c)
+                )
             }
             Verdict::Same => {
                 same.push(format!("{} under {}", row.metric, row.build));
@@ -353,7 +358,8 @@ pub fn meaning(report: &LayoutReport) -> String {
             }
             Verdict::Unknown => format!(
                 "undecided: {}",
-                c.hint.as_deref().unwrap_or(c.sentence.as_str())
+                prose::comparison_hint(report, c)
+                    .unwrap_or_else(|| prose::comparison_sentence(report, row, c))
             ),
         };
         out.push_str(&format!(
@@ -394,9 +400,13 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         "for some array elements (a split lock), a packed list node with a misaligned pointer,"
     );
     println!("two atomics sharing a line, and a struct full of holes. It is compiled with -g and read back.\n");
-    let Ok(cc) = resolve_program("cc", std::env::var_os("PATH")) else {
-        println!("skipped: no C compiler (cc) on PATH");
-        return Ok(super::exit::OK);
+    let cc = match launch::tool("cc") {
+        Ok(cc) => cc,
+        Err(ToolError::Missing { .. }) => {
+            println!("skipped: no C compiler (cc) on PATH");
+            return Ok(super::exit::OK);
+        }
+        Err(e) => return Err(e.into()),
     };
     let dir = Path::new(".ghostbench/demo");
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -404,38 +414,51 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
     std::fs::write(&source, HAZARDS_C)
         .with_context(|| format!("cannot write {}", source.display()))?;
     let binary = dir.join("hazards");
-    let built = std::process::Command::new(&cc)
-        .args(["-g", "-O0", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .with_context(|| format!("cannot run {}", cc.display()))?;
-    if !built.status.success() {
-        println!(
-            "skipped: {} could not build the example: {}",
-            cc.display(),
-            String::from_utf8_lossy(&built.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        );
-        return Ok(super::exit::OK);
+    let argv = [
+        cc.display().to_string(),
+        "-g".to_string(),
+        "-O0".to_string(),
+        "-o".to_string(),
+        binary.display().to_string(),
+        source.display().to_string(),
+    ];
+    match Launch::new(&argv).run_ok() {
+        Ok(_) => {}
+        Err((_, Some(built))) => {
+            println!(
+                "skipped: {} could not build the example: {}",
+                cc.display(),
+                String::from_utf8_lossy(&built.stderr_tail)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return Ok(super::exit::OK);
+        }
+        Err((error, None)) => {
+            return Err(error).with_context(|| format!("cannot run {}", cc.display()))
+        }
     }
-    let structs_args = |filter: Option<&str>, hazards: bool| super::structs::StructsArgs {
+    let output = args.output.terminal_only();
+    let layouts = crate::structs::StructsOptions {
         binary: binary.clone(),
-        filter: filter.map(str::to_string),
-        hazards,
-        line: 64,
-        sarif: None,
-        suggest: false,
-        output: args.output.terminal_only(),
+        filter: Some("slot".to_string()),
+        ..Default::default()
     };
-    let code = super::structs::run(structs_args(Some("slot"), false))?;
+    let code = super::structs::execute(&layouts, &super::structs::View::default(), &output)?;
     if code != super::exit::OK {
         return Ok(code);
     }
     println!();
-    super::structs::run(structs_args(None, true))
+    let everything = crate::structs::StructsOptions {
+        binary,
+        ..Default::default()
+    };
+    let hazards = super::structs::View {
+        hazards_only: true,
+        sarif: None,
+    };
+    super::structs::execute(&everything, &hazards, &output)
 }
 
 /// Last step: what misalignment costs on this machine, `probe --quick` (under 3 s).
@@ -443,11 +466,10 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
     println!("\nghostbench demo, last step: what does misalignment cost on this machine? `ghostbench probe --quick`:\n");
     let output = args.output.terminal_only();
     let options = crate::probe::ProbeOptions {
-        only: crate::probe::ProbeKind::ALL.to_vec(),
         quick: true,
-        budget: None,
         seed: args.seed.seed,
         command_line: std::env::args().collect(),
+        ..Default::default()
     };
     super::probe::execute(&options, &output)
 }

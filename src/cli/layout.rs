@@ -3,7 +3,7 @@
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::exit;
 use super::output::{json, Format, OutputArgs};
-use crate::layout::render::{html, text as report};
+use crate::layout::render::{html, json as document, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
 use crate::run::spawn;
@@ -236,7 +236,7 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
     let report = report?;
     print!("{}", report::render(&report, output.color()));
     output.files().write(|format| match format {
-        Format::Json => json(&report),
+        Format::Json => json(&document::document(&report)),
         Format::Markdown => Ok(report::markdown(&report)),
         Format::Html => Ok(html::layout(&report)),
         Format::Sarif => Err(format.unsupported("layout", FORMATS)),

@@ -1,12 +1,12 @@
-//! `ghostbench probe`: arguments, and the glue to `probe::isolate::run` and
-//! the reports. With the hidden `--child NAME` it is the isolated child
+//! `ghostbench probe`: arguments, and the glue to `probe::run` and the
+//! reports. With the hidden `--child NAME` it is the isolated child
 //! process of one probe, printing that probe's result as JSON.
 
 use super::args::{parse_duration, SeedArgs};
 use super::exit;
 use super::output::{json, Format, OutputArgs};
-use crate::probe::render::{html, text as report};
-use crate::probe::{self, isolate, ProbeKind, ProbeOptions, ProbeReport};
+use crate::probe::render::{html, json as probe_json, text as report};
+use crate::probe::{self, ProbeKind, ProbeOptions, ProbeReport};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
@@ -70,6 +70,7 @@ impl ProbeArgs {
             quick: self.quick,
             budget: self.budget,
             seed: self.seed.seed,
+            exe: None,
             command_line: std::env::args().collect(),
         }
     }
@@ -94,14 +95,18 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
 /// Run the probes (each in a child process), print them, write the reports.
 pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
     let exe = std::env::current_exe().context("cannot find the ghostbench executable")?;
+    let options = ProbeOptions {
+        exe: Some(exe),
+        ..options.clone()
+    };
     let bar = output.progress_bar(options.only.len() as u64);
-    let mut done = 0;
-    let report = isolate::run(options, Some(&exe), &mut |kind| {
-        bar.set_position(done);
-        bar.set_message(format!("probe {kind}"));
-        done += 1;
+    let report = probe::run(&options, &mut |p| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        bar.set_message(format!("probe {}", p.probe));
     });
     bar.finish_and_clear();
+    let report = report?;
     print!("{}", report::render(&report, output.color()));
     write_outputs(&report, output)?;
     Ok(if report.any_failed() {
@@ -113,7 +118,7 @@ pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
 
 fn write_outputs(report: &ProbeReport, output: &OutputArgs) -> Result<()> {
     output.files().write(|format| match format {
-        Format::Json => json(report),
+        Format::Json => json(&probe_json::document(report)),
         Format::Markdown => Ok(report::markdown(report)),
         Format::Html => Ok(html::probe(report)),
         Format::Sarif => Err(format.unsupported("probe", FORMATS)),

@@ -1,4 +1,4 @@
-//! `ghostbench structs`: arguments, and the glue to `structs::analyze` and the reports.
+//! `ghostbench structs`: arguments, and the glue to `structs::run` and the reports.
 
 use super::exit;
 use super::output::{json, Format, OutputArgs};
@@ -54,8 +54,35 @@ impl StructsArgs {
 }
 
 pub fn run(args: StructsArgs) -> Result<i32> {
+    let view = View {
+        hazards_only: args.hazards,
+        sarif: args.sarif.clone(),
+    };
     args.files().check("structs", FORMATS)?;
-    let report = match structs::analyze(&args.to_options()) {
+    execute(&args.to_options(), &view, &args.output)
+}
+
+/// What is shown of a report, beside the options that make it.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    /// `--hazards`: list only the hazards, worst first.
+    pub hazards_only: bool,
+    /// `--sarif FILE`.
+    pub sarif: Option<PathBuf>,
+}
+
+/// Analyze with a progress bar, print the report, write the report files.
+pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Result<i32> {
+    let bar = output.progress_bar(0);
+    bar.set_message("compilation units read");
+    let report = structs::run(options, &|p| {
+        if p.phase == structs::Phase::Units {
+            bar.set_length(p.total as u64);
+            bar.set_position(p.done as u64);
+        }
+    });
+    bar.finish_and_clear();
+    let report = match report {
         Ok(r) => r,
         Err(e) => {
             // Input the tool cannot read gets one line and its own exit code.
@@ -69,20 +96,23 @@ pub fn run(args: StructsArgs) -> Result<i32> {
             return Err(e);
         }
     };
-    if args.filter.is_some() && report.structs.is_empty() {
+    if options.filter.is_some() && report.structs.is_empty() {
         eprintln!(
             "error: no struct named or matching {:?} in {}",
-            args.filter.as_deref().unwrap_or_default(),
-            args.binary.display()
+            options.filter.as_deref().unwrap_or_default(),
+            options.binary.display()
         );
         return Ok(exit::ERROR);
     }
-    let color = args.output.color();
-    print!("{}", text::render(&report, args.hazards, color));
-    args.files().write(|format| match format {
-        Format::Json => json(&report),
-        Format::Sarif => json(&sarif::render(&report)),
-        Format::Markdown | Format::Html => Err(format.unsupported("structs", FORMATS)),
-    })?;
+    let color = output.color();
+    print!("{}", text::render(&report, view.hazards_only, color));
+    output
+        .files()
+        .with(Format::Sarif, view.sarif.as_ref())
+        .write(|format| match format {
+            Format::Json => json(&report),
+            Format::Sarif => json(&sarif::render(&report)),
+            Format::Markdown | Format::Html => Err(format.unsupported("structs", FORMATS)),
+        })?;
     Ok(exit::OK)
 }

@@ -3,8 +3,8 @@
 //! order matches the n-th in the other build, for static functions that share
 //! a name). `layout --explain` calls [`diff`] on the builds' default layouts.
 
+use super::function::{Analysis, Function};
 use super::placement::{Geometry, Placement};
-use super::{Analysis, Function};
 use serde::Serialize;
 use std::collections::HashMap;
 

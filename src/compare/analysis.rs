@@ -1,92 +1,39 @@
 //! Per-metric analysis of an A/B experiment: summaries, estimators, tests, the
-//! verdict with the sentence that explains it, and for an UNKNOWN the causes
-//! that kept it undecided (as facts; `render::hint` writes the sentences).
+//! verdict, and for an UNKNOWN the causes that kept it undecided. It returns
+//! facts (`MetricReport`: numbers, verdicts, causes); `render` words them.
 //!
 //! The verdict comes from the sequential (anytime-valid) CI of the last look: it
 //! is the one interval to quote. The bootstrap CI, Hodges–Lehmann shift and
 //! p-values are descriptive, at the nominal level of one fixed-size test; the
 //! reports show them only with `--verbose` and in the JSON, labelled so.
 
-pub use super::causes::{Budget, Cause};
-use super::render::hint;
-use crate::report::units as format;
-use crate::run::metric::Unit;
-use crate::stats::bootstrap::{self, BootstrapMethod, Interval};
-use crate::stats::descriptive::{summarize, Summary};
-use crate::stats::mann_whitney::{mann_whitney, MannWhitney};
+use super::causes::{self, Budget};
+use super::{MetricInput, MetricReport};
+use crate::stats::bootstrap::{self, BootstrapMethod};
+use crate::stats::descriptive::summarize;
+use crate::stats::mann_whitney::mann_whitney;
 use crate::stats::multiple::holm;
-use crate::stats::sequential::Look;
-use crate::stats::shift::{cliffs_delta, hodges_lehmann, Shift};
-use crate::stats::verdict::Verdict;
-use crate::stats::welch::{welch, Welch};
-use serde::Serialize;
+use crate::stats::shift::{cliffs_delta, hodges_lehmann};
+use crate::stats::welch::welch;
 
 /// Bootstrap resamples for the reported ratio-of-medians CI.
 const BOOTSTRAP_RESAMPLES: usize = 2000;
 
-/// Everything reported about one metric.
-#[derive(Debug, Clone, Serialize)]
-pub struct MetricReport {
-    pub name: String,
-    pub unit: Unit,
-    pub higher_is_better: bool,
-    /// True when the process-start overhead was subtracted (wall only).
-    pub spawn_corrected: bool,
-    pub a: Option<Summary>,
-    pub b: Option<Summary>,
-    pub verdict: Verdict,
-    /// Ratio B/A and its anytime-valid CI, the basis of the verdict.
-    pub ratio: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-    /// The confidence the CI holds with, over all looks together (1 − alpha).
-    pub ci_level: f64,
-    /// The alpha spent on this metric at the deciding look.
-    pub look_alpha: f64,
-    pub looks: usize,
-    pub sentence: String,
-    /// Why an UNKNOWN is undecided, as facts (empty for a verdict).
-    pub causes: Vec<Cause>,
-    /// What would resolve an UNKNOWN: the causes in words.
-    pub hint: Option<String>,
-    pub bootstrap_ratio_of_medians: Option<Interval>,
-    pub hodges_lehmann_shift: Option<Shift>,
-    pub cliffs_delta: f64,
-    pub welch: Option<Welch>,
-    pub mann_whitney: Option<MannWhitney>,
-    /// Holm–Bonferroni adjusted p-values across the experiment's metrics.
-    pub welch_p_holm: Option<f64>,
-    pub mann_whitney_p_holm: Option<f64>,
-}
-
-/// The inputs for one metric.
-pub struct MetricInput<'a> {
-    pub name: &'a str,
-    pub unit: Unit,
-    pub a: &'a [f64],
-    pub b: &'a [f64],
-    pub spawn_corrected: bool,
-    pub look: Look,
-    pub looks: usize,
-}
-
 /// Analyze every metric, then adjust p-values across them (Holm). Without a
-/// budget (data measured elsewhere) the hints speak of the runs at hand.
+/// budget (data measured elsewhere) the causes speak of the runs at hand.
 pub fn analyze(
     inputs: &[MetricInput],
-    names: [&str; 2],
     margin: f64,
     alpha: f64,
     higher_is_better: bool,
     seed: u64,
 ) -> Vec<MetricReport> {
-    analyze_within(inputs, names, margin, alpha, higher_is_better, seed, None)
+    analyze_within(inputs, margin, alpha, higher_is_better, seed, None)
 }
 
 /// [`analyze`] for an experiment that ran under `budget`.
 pub fn analyze_within(
     inputs: &[MetricInput],
-    names: [&str; 2],
     margin: f64,
     alpha: f64,
     higher_is_better: bool,
@@ -95,17 +42,9 @@ pub fn analyze_within(
 ) -> Vec<MetricReport> {
     let mut reports: Vec<MetricReport> = inputs
         .iter()
-        .map(|input| {
-            let mut report = analyze_one(input, names, margin, alpha, higher_is_better, seed);
-            report.causes = super::causes::causes(input, margin, higher_is_better, budget);
-            report.hint = hint::compare(
-                &report.causes,
-                names,
-                margin,
-                &report.name,
-                budget.is_some_and(|b| b.pinned),
-            );
-            report
+        .map(|input| MetricReport {
+            causes: causes::causes(input, margin, higher_is_better, budget),
+            ..analyze_one(input, alpha, higher_is_better, seed)
         })
         .collect();
     let welch_p: Vec<f64> = reports
@@ -123,14 +62,7 @@ pub fn analyze_within(
     reports
 }
 
-fn analyze_one(
-    input: &MetricInput,
-    names: [&str; 2],
-    margin: f64,
-    alpha: f64,
-    higher_is_better: bool,
-    seed: u64,
-) -> MetricReport {
+fn analyze_one(input: &MetricInput, alpha: f64, higher_is_better: bool, seed: u64) -> MetricReport {
     let look = &input.look;
     let (a, b) = (input.a, input.b);
     MetricReport {
@@ -138,6 +70,7 @@ fn analyze_one(
         unit: input.unit,
         higher_is_better,
         spawn_corrected: input.spawn_corrected,
+        runs: [look.n_a, look.n_b],
         a: summarize(a),
         b: summarize(b),
         verdict: look.verdict,
@@ -147,9 +80,7 @@ fn analyze_one(
         ci_level: 1.0 - alpha,
         look_alpha: look.alpha,
         looks: input.looks,
-        sentence: sentence(input.name, names, look, margin, higher_is_better),
         causes: Vec::new(),
-        hint: None,
         bootstrap_ratio_of_medians: bootstrap::ratio_of_medians(
             a,
             b,
@@ -167,117 +98,45 @@ fn analyze_one(
     }
 }
 
-/// "B is 1.97× slower than A": the verdict sentence with its numbers.
-pub fn sentence(
-    metric: &str,
-    [a, b]: [&str; 2],
-    look: &Look,
-    margin: f64,
-    higher_is_better: bool,
-) -> String {
-    if look.n_a == 0 || look.n_b == 0 {
-        return format!(
-            "{a} vs {b} on {metric} is not decided: no measured runs ({} + {})",
-            look.n_a, look.n_b
-        );
-    }
-    let ci = format!(
-        "ratio {} [{}, {}]",
-        format::ratio(look.ratio),
-        format::ratio(look.low),
-        format::ratio(look.high)
-    );
-    let change = describe_change(look.ratio, higher_is_better);
-    let margin_pct = format!("±{}%", format::trimmed(margin * 100.0));
-    match look.verdict {
-        Verdict::Faster | Verdict::Slower => format!("{b} is {change} than {a} on {metric}: {ci}"),
-        Verdict::Same => format!("{a} and {b} are the same on {metric} within {margin_pct}: {ci}"),
-        Verdict::Artifact => format!("{b} vs {a} on {metric} is a layout artifact: {ci}"),
-        Verdict::Unknown => format!(
-            "{a} vs {b} on {metric} is not decided: {ci} is not clear of the {margin_pct} margin"
-        ),
-    }
-}
-
-/// "1.97× slower" or "4.8% faster", from the ratio B/A.
-fn describe_change(ratio: f64, higher_is_better: bool) -> String {
-    let better = if higher_is_better {
-        ratio > 1.0
-    } else {
-        ratio < 1.0
-    };
-    let word = if better { "faster" } else { "slower" };
-    let factor = if ratio >= 1.0 { ratio } else { 1.0 / ratio };
-    if factor >= 1.5 {
-        format!("{factor:.2}× {word}")
-    } else {
-        format!("{:.1}% {word}", (factor - 1.0) * 100.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::metric::Unit;
+    use crate::stats::sequential::Look;
+    use crate::stats::verdict::Verdict;
 
-    fn look(ratio: f64, low: f64, high: f64, verdict: Verdict) -> Look {
-        Look {
-            look: 3,
-            n_a: 20,
-            n_b: 20,
+    #[test]
+    fn the_report_carries_the_looks_numbers_and_adjusts_p_values_across_metrics() {
+        let a: Vec<f64> = (0..10).map(|i| 1.0 + 0.001 * i as f64).collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 1.2).collect();
+        let look = Look {
+            look: 2,
+            n_a: 10,
+            n_b: 10,
             alpha: 0.004,
-            ratio,
-            low,
-            high,
-            verdict,
-        }
-    }
-
-    #[test]
-    fn sentences_state_direction_and_size() {
-        let s = sentence(
-            "wall",
-            ["A", "B"],
-            &look(1.97, 1.95, 1.99, Verdict::Slower),
-            0.01,
-            false,
+            ratio: 1.2,
+            low: 1.19,
+            high: 1.21,
+            verdict: Verdict::Slower,
+        };
+        let input = |name| MetricInput {
+            name,
+            unit: Unit::Seconds,
+            a: &a,
+            b: &b,
+            spawn_corrected: false,
+            look: look.clone(),
+            looks: 2,
+        };
+        let reports = analyze(&[input("wall"), input("user")], 0.01, 0.05, false, 1);
+        let m = &reports[0];
+        assert_eq!((m.verdict, m.runs, m.looks), (Verdict::Slower, [10, 10], 2));
+        assert_eq!((m.ci_low, m.ci_high, m.look_alpha), (1.19, 1.21, 0.004));
+        assert!(m.causes.is_empty());
+        let (p, adjusted) = (m.welch.as_ref().unwrap().p, m.welch_p_holm.unwrap());
+        assert!(
+            adjusted >= p && adjusted <= (2.0 * p).min(1.0) + 1e-12,
+            "{p} {adjusted}"
         );
-        assert_eq!(
-            s,
-            "B is 1.97× slower than A on wall: ratio 1.970 [1.950, 1.990]"
-        );
-        let s = sentence(
-            "wall",
-            ["A", "B"],
-            &look(0.952, 0.94, 0.96, Verdict::Faster),
-            0.01,
-            false,
-        );
-        assert!(s.starts_with("B is 5.0% faster than A"), "{s}");
-        let s = sentence(
-            "ops",
-            ["A", "B"],
-            &look(1.05, 1.04, 1.06, Verdict::Faster),
-            0.01,
-            true,
-        );
-        assert!(s.starts_with("B is 5.0% faster"), "{s}");
-        let s = sentence(
-            "wall",
-            ["A", "B"],
-            &look(1.0, 0.995, 1.004, Verdict::Same),
-            0.01,
-            false,
-        );
-        assert!(s.contains("same on wall within ±1%"), "{s}");
-    }
-
-    #[test]
-    fn no_runs_on_a_side_is_said_not_printed_as_numbers() {
-        let mut l = look(f64::NAN, f64::NAN, f64::NAN, Verdict::Unknown);
-        l.n_a = 0;
-        l.n_b = 0;
-        let s = sentence("wall", ["A", "B"], &l, 0.01, false);
-        assert_eq!(s, "A vs B on wall is not decided: no measured runs (0 + 0)");
-        assert_eq!(format::ratio(f64::NAN), "n/a");
     }
 }

@@ -3,13 +3,11 @@
 //! stopped the run), and the margins that would decide it within the budget.
 //! `render::hint` writes the sentences; docs/methodology.md §5 explains them.
 
-use super::analysis::MetricInput;
-use super::Limit;
+use super::{Cause, Limit, MetricInput};
 use crate::stats::descriptive::summarize;
 use crate::stats::projection::{looks_between, projected_interval, runs_to_decide};
 use crate::stats::sequential::Look;
 use crate::stats::verdict::{decide, Verdict};
-use serde::Serialize;
 
 /// More runs is a sane suggestion up to this many times the runs made; beyond
 /// it the margin, not the budget, is what stands in the way.
@@ -21,53 +19,6 @@ const FORECAST_RUNS_FACTOR: usize = 100;
 /// A long tail: at least this share of a side's runs beyond Tukey's inner fence
 /// on the worse side (and at least 2 runs).
 const TAIL_SHARE: f64 = 0.1;
-
-/// Why a metric is UNKNOWN: one fact with its numbers. A metric may have several
-/// (outliers on both sides, more runs and a wider margin).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "cause", rename_all = "snake_case")]
-pub enum Cause {
-    /// Too few runs for a finite interval at the look's level.
-    TooFewRuns { runs: usize },
-    /// One side has runs beyond Tukey's outer fence (3·IQR, either side), or a
-    /// long tail on the worse side (at least 10% of its runs, and 2, beyond the
-    /// 1.5·IQR fence).
-    RunOutliers {
-        /// 0 = A, 1 = B.
-        side: usize,
-        runs: usize,
-        far_out: usize,
-        tail: usize,
-        /// The outlier farthest from the side's median, relative to it (+0.41: 41% above).
-        worst: f64,
-    },
-    /// About `runs` per command would likely decide it (a forecast from the
-    /// interval's shrinkage along the look schedule).
-    MoreRuns {
-        runs: usize,
-        runs_made: usize,
-        /// The limit that stopped the experiment, when one did.
-        stopped_by: Option<Limit>,
-        /// A `--max-runs` that allows `runs`, when the current one does not.
-        max_runs: Option<usize>,
-        /// A `--max-time` (seconds) that allows `runs`, when the current one does not.
-        max_time_s: Option<f64>,
-    },
-    /// Within the budget the run noise is too large for this margin: the margins
-    /// under which the interval forecast at the budget's run count would decide.
-    MarginWithinBudget {
-        /// Runs per command the budget allows (the runs made, without a budget).
-        budget_runs: usize,
-        /// SAME needs a margin of at least this (fraction).
-        same_margin: f64,
-        /// FASTER/SLOWER (`direction`) needs a margin below this, when the
-        /// interval excludes 1.
-        direction_margin: Option<f64>,
-        direction: Option<Verdict>,
-        /// Runs per command this margin would need, when within 100× the runs made.
-        runs_needed: Option<usize>,
-    },
-}
 
 /// What the budget allowed and how the time went, for the causes.
 #[derive(Debug, Clone, Copy)]
@@ -210,7 +161,6 @@ fn outliers(side: usize, xs: &[f64], higher_is_better: bool) -> Option<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::render::hint;
     use crate::run::metric::Unit;
 
     fn look(ratio: f64, low: f64, high: f64, verdict: Verdict) -> Look {
@@ -349,12 +299,6 @@ mod tests {
             t > 60.0 && t >= 1.15 * (2.0 + 2.0 * runs as f64) - 1e-9,
             "{t}"
         );
-        let text = hint::compare(&found, ["A", "B"], 0.01, "wall", false).unwrap();
-        assert!(
-            text.contains("--max-time stopped the run at 28: try --max-time"),
-            "{text}"
-        );
-        assert!(!text.contains("--max-runs"), "{text}");
         // With these runs, the margins that decide: SAME from about 5.5%, SLOWER under 0.5%.
         assert!(
             matches!(
@@ -416,8 +360,6 @@ mod tests {
             panic!("{found:?}")
         };
         assert!((same_margin - 0.025).abs() < 1e-9, "{same_margin}");
-        let text = hint::compare(&found, ["A", "B"], 0.01, "wall", false).unwrap();
-        assert!(text.contains("--margin 2.5 would call it SAME"), "{text}");
     }
 
     #[test]

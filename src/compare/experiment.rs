@@ -3,18 +3,19 @@
 //! Each round runs A and B once, in ABBA or random order. After each round the
 //! sequential rule may take a look; the experiment stops when every metric has a
 //! verdict, the budget ends, a run fails, or Ctrl-C. Whatever happened, the
-//! report holds every run gathered so far.
+//! report holds every run gathered so far, and its notes as facts.
 
-use super::analysis::{self, Budget, MetricInput};
+use super::analysis;
+use super::causes::Budget;
 use super::{
-    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Limit, Order,
-    SimulationReport, State, Status, SCHEMA_VERSION,
+    overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Limit, MetricInput,
+    MetricReport, Note, Order, Progress, SimulationReport, State, Status, SCHEMA_VERSION,
 };
 use crate::run::counters::{self, Availability};
 use crate::run::environment;
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{cachegrind, Prepared, RunFailure, RunRecord, Runner, RunnerOptions};
+use crate::run::{cachegrind, Prepared, RunError, RunFailure, RunRecord, Runner, RunnerOptions};
 use crate::stats::descriptive::median;
 use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
 use crate::stats::verdict::Verdict;
@@ -23,17 +24,6 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
-
-/// What the loop tells the caller as it goes (for a progress bar).
-#[derive(Debug, Clone)]
-pub struct Progress {
-    pub runs_done: usize,
-    pub runs_max: usize,
-    pub elapsed: Duration,
-    pub max_time: Duration,
-    /// The latest look's verdicts, "wall: UNKNOWN", once there is one.
-    pub status: String,
-}
 
 /// Run the experiment. Errors are only for setup problems (a command that cannot
 /// be found); failures during runs end up in the report's status.
@@ -97,7 +87,7 @@ pub fn run_with(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> CompareReport {
     let started = Instant::now();
-    let mut notes = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
     let setup_failure = setup.and_then(|s| runner.run_unmeasured(s, "--setup").err());
     let mut state = Loop::new(options, spawn_overhead);
     let status = match setup_failure {
@@ -110,20 +100,21 @@ pub fn run_with(
             on_progress,
         ),
     };
-    notes.extend(runner.notes());
+    notes.extend(runner.notes().into_iter().map(Note::Text));
     if let Some(cleanup) = cleanup {
         if runner.interrupted() {
-            notes.push("--cleanup skipped: interrupted by Ctrl-C".to_string());
+            notes.push(Note::CleanupSkipped);
         } else if let Err(failure) = runner.run_unmeasured(cleanup, "--cleanup") {
-            notes.push(format!("--cleanup failed: {}", failure.cause));
+            notes.push(Note::CleanupFailed {
+                cause: failure.error.to_string(),
+            });
         }
     }
     if let (Some(o), None, true) = (spawn_overhead, state.correction, state.correction_decided) {
-        notes.push(format!(
-            "process start ({}) is over {:.0}% of a run, so wall is not corrected for it",
-            crate::report::units::value(o, Unit::Seconds),
-            overhead::MAX_SHARE * 100.0
-        ));
+        notes.push(Note::SpawnNotCorrected {
+            overhead_s: o,
+            max_share: overhead::MAX_SHARE,
+        });
     }
     let metrics = state.analyze();
     let stopped_by = state.stopped_by;
@@ -132,11 +123,9 @@ pub fn run_with(
     let measured: Vec<&RunRecord> = runs.iter().filter(|r| !r.warmup).collect();
     let counter_report = counter_report(options.counters, counters, &measured);
     if options.env_jitter {
-        notes.push(format!(
-            "environment jitter: {} of 0–{} bytes per run, recorded per run",
-            crate::run::JITTER_VARIABLE,
-            crate::run::JITTER_MAX_BYTES - 1
-        ));
+        notes.push(Note::EnvironmentJitter {
+            max_bytes: crate::run::JITTER_MAX_BYTES - 1,
+        });
     }
     let environment = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
     CompareReport {
@@ -205,7 +194,7 @@ impl<'a> Loop<'a> {
             .map(|side| {
                 self.runs
                     .iter()
-                    .find(|r| r.side == side)
+                    .find(|r| r.build == side)
                     .map_or(f64::NAN, |r| r.wall_s)
             })
             .collect();
@@ -223,13 +212,14 @@ impl<'a> Loop<'a> {
     ) -> Status {
         let options = self.options;
         let runs_max = 2 * (options.max_runs + options.warmup);
-        let mut progress = |runs: usize, status: String| {
+        let mut progress = |runs: usize, warmup: bool, looks: Vec<(String, Verdict, f64)>| {
             on_progress(&Progress {
                 runs_done: runs,
                 runs_max,
                 elapsed: started.elapsed(),
                 max_time: options.max_time,
-                status,
+                warmup,
+                looks,
             })
         };
         for round in 0..options.warmup {
@@ -237,7 +227,7 @@ impl<'a> Loop<'a> {
                 if let Err(failure) = self.run_one(runner, commands, side, round, true) {
                     return failed(failure);
                 }
-                progress(self.runs.len(), "warm-up".into());
+                progress(self.runs.len(), true, Vec::new());
             }
         }
         if options.warmup > 0 {
@@ -258,7 +248,7 @@ impl<'a> Loop<'a> {
                 {
                     return failed(failure);
                 }
-                progress(self.runs.len(), self.status_line());
+                progress(self.runs.len(), false, self.latest());
             }
             if round == 0 && options.warmup == 0 {
                 self.decide_correction();
@@ -308,12 +298,10 @@ impl<'a> Loop<'a> {
             .iter()
             .find(|(name, _)| !record.values.iter().any(|v| &v.name == name))
         {
-            return Err(RunFailure {
-                command_name: commands[side].spec.name.clone(),
-                cause: format!("metric {missing:?} not found in this run's output"),
-                interrupted: false,
-                last_output: Vec::new(),
-            });
+            return Err(RunFailure::new(
+                &commands[side].spec.name,
+                RunError::NoMetric(missing.clone()),
+            ));
         }
         self.runs.push(record);
         Ok(())
@@ -332,7 +320,7 @@ impl<'a> Loop<'a> {
                 let side = |s: usize| -> Vec<f64> {
                     self.runs
                         .iter()
-                        .filter(|r| r.side == s && !r.warmup)
+                        .filter(|r| r.build == s && !r.warmup)
                         .filter_map(|r| {
                             r.values
                                 .iter()
@@ -353,7 +341,7 @@ impl<'a> Loop<'a> {
             let per_side = |side| {
                 self.runs
                     .iter()
-                    .filter(|r| r.side == side && !r.warmup)
+                    .filter(|r| r.build == side && !r.warmup)
                     .count()
             };
             let n = per_side(0).min(per_side(1));
@@ -392,7 +380,7 @@ impl<'a> Loop<'a> {
 
     /// Final per-metric analysis. Unless the last look was at the final sample
     /// size, one more evaluation is made at the next unspent alpha.
-    fn analyze(&mut self) -> Vec<analysis::MetricReport> {
+    fn analyze(&mut self) -> Vec<MetricReport> {
         let series = self.series();
         let n = series.first().map_or(0, |[a, b]| a.len().min(b.len()));
         if n >= 2 {
@@ -420,13 +408,8 @@ impl<'a> Loop<'a> {
                 looks: looks_spent,
             })
             .collect();
-        let names = [
-            options.commands[0].name.as_str(),
-            options.commands[1].name.as_str(),
-        ];
         analysis::analyze_within(
             &inputs,
-            names,
             options.margin,
             options.alpha,
             options.higher_is_better,
@@ -449,19 +432,13 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn status_line(&self) -> String {
+    /// The latest look's verdict and ratio per metric, for the progress bar.
+    fn latest(&self) -> Vec<(String, Verdict, f64)> {
         self.looks
             .iter()
             .zip(&self.metric_names)
-            .map(|(look, (name, _))| {
-                format!(
-                    "{name}: {} {}",
-                    look.verdict,
-                    crate::report::units::ratio(look.ratio)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|(look, (name, _))| (name.clone(), look.verdict, look.ratio))
+            .collect()
     }
 }
 
@@ -505,7 +482,7 @@ fn counter_report(
         for kind in kinds {
             let side = |s: usize| -> Vec<f64> {
                 runs.iter()
-                    .filter(|r| r.side == s)
+                    .filter(|r| r.build == s)
                     .filter_map(|r| {
                         r.counters
                             .iter()
@@ -540,7 +517,7 @@ fn simulate(
 ) -> SimulationReport {
     if let Err(reason) = cachegrind::availability() {
         return SimulationReport {
-            unavailable: Some(reason),
+            unavailable: Some(reason.to_string()),
             results: Vec::new(),
             errors: Vec::new(),
         };

@@ -1,9 +1,13 @@
 //! `compare`: an interleaved A/B experiment between two commands.
 //!
-//! This module owns the experiment's options and its result type. The loop that
-//! runs rounds and stops adaptively is in `experiment`, the per-metric statistics
-//! in `analysis`, why an UNKNOWN is undecided in `causes`, and the process-start
-//! correction in `overhead`.
+//! This module owns the types, all of them facts (numbers, enums, names): the
+//! options (with their defaults), the report, a metric's result, the causes of
+//! an UNKNOWN, the notes and the progress. The loop that runs rounds and stops
+//! adaptively is in `experiment`, the process-start correction in `overhead`,
+//! the per-metric statistics in `analysis`, why an UNKNOWN is undecided in
+//! `causes`; `render` is the only part that writes prose (terminal, Markdown,
+//! HTML and the JSON document). Imports run one way: render → analysis →
+//! causes → this module.
 
 pub mod analysis;
 pub mod causes;
@@ -14,12 +18,18 @@ pub mod render;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::metric::MetricSpec;
+use crate::run::metric::Unit;
 use crate::run::RunRecord;
+use crate::stats::bootstrap::Interval;
+use crate::stats::descriptive::Summary;
+use crate::stats::mann_whitney::MannWhitney;
+use crate::stats::sequential::Look;
+use crate::stats::shift::Shift;
 use crate::stats::verdict::Verdict;
+use crate::stats::welch::Welch;
 use serde::Serialize;
 use std::time::Duration;
 
-pub use analysis::MetricReport;
 pub use experiment::run;
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
@@ -76,6 +86,19 @@ pub struct CompareOptions {
     /// How the tool was invoked, for the record (the environment section has it).
     #[serde(skip)]
     pub command_line: Vec<String>,
+}
+
+impl Default for CompareOptions {
+    /// The command line's defaults, for two empty commands named A and B.
+    fn default() -> Self {
+        let unnamed = |name: &str| CommandSpec {
+            name: name.to_string(),
+            text: String::new(),
+            argv: Vec::new(),
+            shell: false,
+        };
+        CompareOptions::for_commands([unnamed("A"), unnamed("B")])
+    }
 }
 
 impl CompareOptions {
@@ -202,8 +225,9 @@ pub struct SimulationReport {
     pub errors: Vec<Option<String>>,
 }
 
-/// The whole result of `compare`, as written to `--json`.
-#[derive(Debug, Clone, Serialize)]
+/// The whole result of `compare`: facts only. `render::json` turns it into
+/// the `--json` document (docs/json-schema.md), the other renderers into text.
+#[derive(Debug, Clone)]
 pub struct CompareReport {
     pub schema: &'static str,
     pub schema_version: u32,
@@ -219,11 +243,10 @@ pub struct CompareReport {
     pub metrics: Vec<MetricReport>,
     pub counters: CounterReport,
     pub simulation: Option<SimulationReport>,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     pub elapsed_s: f64,
     pub runs: Vec<RunRecord>,
     /// Present when `analyze` read the runs from files instead of running them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub analyze: Option<crate::run::Imported>,
 }
 
@@ -240,7 +263,134 @@ impl CompareReport {
     pub fn measured_runs(&self, side: usize) -> usize {
         self.runs
             .iter()
-            .filter(|r| r.side == side && !r.warmup)
+            .filter(|r| r.build == side && !r.warmup)
             .count()
     }
+}
+
+/// Everything found about one metric: numbers, verdicts and causes.
+#[derive(Debug, Clone)]
+pub struct MetricReport {
+    pub name: String,
+    pub unit: Unit,
+    pub higher_is_better: bool,
+    /// True when the process-start overhead was subtracted (wall only).
+    pub spawn_corrected: bool,
+    /// Measured runs of A and of B the verdict's interval was taken over.
+    pub runs: [usize; 2],
+    pub a: Option<Summary>,
+    pub b: Option<Summary>,
+    pub verdict: Verdict,
+    /// Ratio B/A and its anytime-valid CI, the basis of the verdict.
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// The confidence the CI holds with, over all looks together (1 − alpha).
+    pub ci_level: f64,
+    /// The alpha spent on this metric at the deciding look.
+    pub look_alpha: f64,
+    /// Sequential looks taken (0: one interval at the data's size).
+    pub looks: usize,
+    /// Why an UNKNOWN is undecided (empty for a verdict).
+    pub causes: Vec<Cause>,
+    pub bootstrap_ratio_of_medians: Option<Interval>,
+    pub hodges_lehmann_shift: Option<Shift>,
+    pub cliffs_delta: f64,
+    pub welch: Option<Welch>,
+    pub mann_whitney: Option<MannWhitney>,
+    /// Holm–Bonferroni adjusted p-values across the experiment's metrics.
+    pub welch_p_holm: Option<f64>,
+    pub mann_whitney_p_holm: Option<f64>,
+}
+
+/// The inputs of the analysis of one metric: both sides' values and the look
+/// that decides it.
+pub struct MetricInput<'a> {
+    pub name: &'a str,
+    pub unit: Unit,
+    pub a: &'a [f64],
+    pub b: &'a [f64],
+    pub spawn_corrected: bool,
+    pub look: Look,
+    pub looks: usize,
+}
+
+/// Why a metric is UNKNOWN: one fact with its numbers. A metric may have several
+/// (outliers on both sides, more runs and a wider margin). `causes` finds them,
+/// `render::hint` words them (docs/methodology.md §5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum Cause {
+    /// Too few runs for a finite interval at the look's level.
+    TooFewRuns { runs: usize },
+    /// One side has runs beyond Tukey's outer fence (3·IQR, either side), or a
+    /// long tail on the worse side (at least 10% of its runs, and 2, beyond the
+    /// 1.5·IQR fence).
+    RunOutliers {
+        /// 0 = A, 1 = B.
+        side: usize,
+        runs: usize,
+        far_out: usize,
+        tail: usize,
+        /// The outlier farthest from the side's median, relative to it (+0.41: 41% above).
+        worst: f64,
+    },
+    /// About `runs` per command would likely decide it (a forecast from the
+    /// interval's shrinkage along the look schedule).
+    MoreRuns {
+        runs: usize,
+        runs_made: usize,
+        /// The limit that stopped the experiment, when one did.
+        stopped_by: Option<Limit>,
+        /// A `--max-runs` that allows `runs`, when the current one does not.
+        max_runs: Option<usize>,
+        /// A `--max-time` (seconds) that allows `runs`, when the current one does not.
+        max_time_s: Option<f64>,
+    },
+    /// Within the budget the run noise is too large for this margin: the margins
+    /// under which the interval forecast at the budget's run count would decide.
+    MarginWithinBudget {
+        /// Runs per command the budget allows (the runs made, without a budget).
+        budget_runs: usize,
+        /// SAME needs a margin of at least this (fraction).
+        same_margin: f64,
+        /// FASTER/SLOWER (`direction`) needs a margin below this, when the
+        /// interval excludes 1.
+        direction_margin: Option<f64>,
+        direction: Option<Verdict>,
+        /// Runs per command this margin would need, when within 100× the runs made.
+        runs_needed: Option<usize>,
+    },
+}
+
+/// Something the reader should know about how the result came about, as
+/// facts; `render::prose::note` words it, in every format and in the JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A note that reaches `compare` as words: the runner's notes on
+    /// `regex:` metrics, and `analyze`'s notes on the data it read.
+    Text(String),
+    /// `--cleanup` was not run: Ctrl-C interrupted the experiment.
+    CleanupSkipped,
+    /// `--cleanup` failed, with the runner's cause.
+    CleanupFailed { cause: String },
+    /// The process start (`overhead_s`) is over `max_share` of a run, so wall
+    /// is not corrected for it.
+    SpawnNotCorrected { overhead_s: f64, max_share: f64 },
+    /// Every run had an environment variable of random length (`run::JITTER_VARIABLE`,
+    /// 0 to `max_bytes` bytes), recorded per run.
+    EnvironmentJitter { max_bytes: usize },
+}
+
+/// What the loop tells the caller as it goes (for a progress bar).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub runs_done: usize,
+    pub runs_max: usize,
+    pub elapsed: Duration,
+    pub max_time: Duration,
+    /// Still in the warm-up rounds.
+    pub warmup: bool,
+    /// The latest look's verdict and ratio per metric, once there is one.
+    pub looks: Vec<(String, Verdict, f64)>,
 }

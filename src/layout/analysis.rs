@@ -1,10 +1,10 @@
 //! The analysis of a `layout` experiment's runs: per metric and build, the
-//! default-layout ratio, the across-layouts ratio, the verdict (ARTIFACT
-//! included) and what would decide an undecided one.
+//! default-layout ratio, the across-layouts ratio, the layout noise, the
+//! verdict (ARTIFACT included) and why an undecided one stayed undecided.
+//! Facts only: `render::prose` words the verdict sentence and the hint.
 
 use super::{
-    BuildSpec, Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, Undecided,
-    VariantValue,
+    Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, Undecided, VariantValue,
 };
 use crate::run::metric::Unit;
 use crate::stats::descriptive::median;
@@ -77,7 +77,6 @@ pub fn analyze_at(
                     &values[0],
                     &values[b],
                     (default_confidence, confidence),
-                    (&options.builds[0], build),
                 )
             });
             rows.push(MatrixRow {
@@ -100,10 +99,7 @@ fn compare(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     (default_confidence, confidence): (f64, f64),
-    names: (&BuildSpec, &BuildSpec),
 ) -> Comparison {
-    let hib = options.higher_is_better;
-    let margin = options.margin;
     let LayoutDecision {
         default_ratio,
         default_verdict,
@@ -116,77 +112,30 @@ fn compare(
         b,
         options.estimator,
         (default_confidence, confidence),
-        margin,
-        hib,
+        options.margin,
+        options.higher_is_better,
     );
     let default_ratio = default_ratio.map(|(estimate, low, high)| RatioInterval {
         estimate,
         low,
         high,
     });
-    let trust = controlled.map_or(f64::NAN, |c| smallest_trustworthy_effect(c.log_ratio_sd));
-    // Say "reverses" only when the opposite direction is itself significant.
-    let reversed = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
+    let layout_noise = controlled.map_or(f64::NAN, |c| smallest_trustworthy_effect(c.log_ratio_sd));
+    // "Reverses" only when the opposite direction is itself significant.
+    let reverses = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
         && matches!((default_ratio, controlled), (Some(d), Some(c)) if (d.estimate - 1.0) * (c.estimate - 1.0) < 0.0);
-    let (base, cand) = (&names.0.name, &names.1.name);
-    let layouts = controlled.map_or(0, |c| c.variants);
-    let pct = |r: f64| format!("{:.1}%", (r - 1.0).abs() * 100.0);
-    let direction = |r: f64| {
-        let smaller = r < 1.0;
-        match (smaller, hib) {
-            (true, false) | (false, true) => "faster",
-            _ => "slower",
-        }
-    };
-    let sentence = match (verdict, controlled, default_ratio) {
-        (Verdict::Artifact, Some(c), Some(d)) => format!(
-            "{:.0}% of the {} {} at the default layout disappears across {layouts} layouts{} (controlled {} {} [{}, {}])",
-            artifact_share.unwrap_or(0.0) * 100.0,
-            pct(d.estimate),
-            if direction(d.estimate) == "faster" { "speedup" } else { "slowdown" },
-            if reversed { " and reverses" } else { "" },
-            cand,
-            crate::report::units::ratio(c.estimate),
-            crate::report::units::ratio(c.low),
-            crate::report::units::ratio(c.high),
-        ),
-        (Verdict::Faster | Verdict::Slower, Some(c), _) => format!(
-            "{cand} is {} {} than {base} across {layouts} layouts: ratio {} [{}, {}]",
-            pct(c.estimate),
-            direction(c.estimate),
-            crate::report::units::ratio(c.estimate),
-            crate::report::units::ratio(c.low),
-            crate::report::units::ratio(c.high),
-        ),
-        (Verdict::Same, Some(c), _) => format!(
-            "{cand} and {base} are within ±{}% across {layouts} layouts: ratio {} [{}, {}]",
-            crate::report::units::trimmed(margin * 100.0),
-            crate::report::units::ratio(c.estimate),
-            crate::report::units::ratio(c.low),
-            crate::report::units::ratio(c.high),
-        ),
-        (_, Some(c), _) => format!(
-            "not decided across {layouts} layouts: ratio {} [{}, {}]",
-            crate::report::units::ratio(c.estimate),
-            crate::report::units::ratio(c.low),
-            crate::report::units::ratio(c.high),
-        ),
-        _ => "too few runs to compare".to_string(),
-    };
     let undecided =
         (verdict == Verdict::Unknown).then(|| diagnose(options, a, b, controlled, confidence));
-    let hint = undecided.as_ref().map(|u| hint(u, trust, margin));
     Comparison {
         default_ratio,
         default_verdict,
         controlled,
         controlled_verdict,
-        smallest_trustworthy_effect: trust,
+        layout_noise,
         verdict,
         artifact_share,
-        sentence,
+        reverses,
         undecided,
-        hint,
     }
 }
 
@@ -322,52 +271,6 @@ fn worse_than_best(runs: &[f64], higher_is_better: bool) -> impl Iterator<Item =
             (v / best).ln()
         }
     })
-}
-
-/// Up to `most` numbers, then how many more.
-fn listed(numbers: &[usize], most: usize) -> String {
-    let shown: Vec<String> = numbers.iter().take(most).map(|v| v.to_string()).collect();
-    match numbers.len().saturating_sub(most) {
-        0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
-    }
-}
-
-/// The hint line of an undecided comparison.
-pub fn hint(undecided: &Undecided, trust: f64, margin: f64) -> String {
-    let pct = |x: f64| crate::report::units::trimmed((x * 1000.0).round() / 10.0);
-    match undecided {
-        Undecided::TooFewRuns => "more rounds (--rounds) and layouts (--layouts)".into(),
-        Undecided::RunOutliers {
-            runs,
-            of,
-            worst,
-            variants,
-        } => format!(
-            "{runs} of {of} runs are wild (up to {}% worse than their layout's best run, in layouts {}): \
-             the machine was busy; more --rounds, the `user` metric or --pin would steady them",
-            pct(worst.exp() - 1.0),
-            listed(variants, 5)
-        ),
-        Undecided::LayoutSpread { layouts } => format!(
-            "layout moves a single-layout ratio by up to ±{}%: about {layouts} layouts would likely decide (--layouts auto --max-layouts {layouts})",
-            pct(trust)
-        ),
-        Undecided::NearMargin {
-            margin_for_same,
-            margin_for_effect,
-        } => {
-            let mut text = format!(
-                "the effect is too close to the ±{}% margin for any layout budget to resolve: --margin {} would decide SAME",
-                pct(margin),
-                pct(*margin_for_same + 0.0005)
-            );
-            if let Some(m) = margin_for_effect {
-                text.push_str(&format!(", --margin under {} would decide the direction", pct(*m)));
-            }
-            text
-        }
-    }
 }
 
 #[cfg(test)]

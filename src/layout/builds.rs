@@ -1,4 +1,6 @@
-//! Builds: template substitution, the build cache, and parallel builds.
+//! Builds: template substitution, the build cache, and parallel builds
+//! (each started by `run::launch`, in its own process group, stdin from
+//! /dev/null, killed on Ctrl-C).
 //!
 //! A template is split shell-style into words first; placeholders are then
 //! substituted inside the words, so nothing reaches a shell unless `--shell`
@@ -13,12 +15,14 @@
 //! file matches and whose output exists is reused; jobs with equal keys in
 //! one experiment are built once and copied.
 
+use crate::run::error::signal_name;
+use crate::run::launch::{self, Launch};
+use crate::run::RunError;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
@@ -252,29 +256,40 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
     }
     let _ = std::fs::remove_file(&key_path);
     let _ = std::fs::remove_file(&job.out);
-    let mut command = Command::new(&job.argv[0]);
-    command
-        .args(&job.argv[1..])
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null());
-    let output = match command.output() {
+    let output = Launch {
+        env: &job.env,
+        ..Launch::new(&job.argv)
+    }
+    .run();
+    let seconds = started.elapsed().as_secs_f64();
+    let output = match output {
         Ok(output) => output,
+        Err(RunError::NotFound { program }) => {
+            return failed(
+                job,
+                seconds,
+                format!("cannot run {program:?}: not found"),
+                Vec::new(),
+            )
+        }
         Err(e) => {
             return failed(
                 job,
-                started.elapsed().as_secs_f64(),
+                seconds,
                 format!("cannot run {:?}: {e}", job.argv[0]),
                 Vec::new(),
             )
         }
     };
-    let seconds = started.elapsed().as_secs_f64();
-    let mut tail = crate::run::spawn::last_lines(&output.stdout, 5);
-    tail.extend(crate::run::spawn::last_lines(&output.stderr, 15));
-    if !output.status.success() {
-        let how = match output.status.code() {
-            Some(code) => format!("build failed with exit code {code}"),
-            None => "build killed by a signal".to_string(),
+    let tail = launch::output_tail(&output, 5, 15);
+    if let Some(error) = output.exit.error(None) {
+        let how = match error {
+            RunError::Exit(code) => format!("build failed with exit code {code}"),
+            RunError::Signal(signal) => {
+                format!("build killed by signal {signal} ({})", signal_name(signal))
+            }
+            RunError::Interrupted => "build interrupted by Ctrl-C".to_string(),
+            other => format!("build failed: {other}"),
         };
         return failed(job, seconds, how, tail);
     }
@@ -436,5 +451,57 @@ mod tests {
         w.cflags.clear();
         let c = BuildJob::new(0, 3, substitute(template, false, &w).unwrap(), &w);
         assert_ne!(a.key, c.key);
+    }
+
+    fn shell_job(dir: &Path, script: &str) -> BuildJob {
+        let values = Placeholders {
+            cflags: vec![],
+            ldflags: vec![],
+            out: dir.join("bin"),
+            dir: dir.to_path_buf(),
+        };
+        let argv = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+        BuildJob::new(0, 0, argv, &values)
+    }
+
+    #[test]
+    fn a_build_runs_once_then_comes_from_the_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("b");
+        let job = shell_job(&dir, &format!("echo $CFLAGS > {}/bin", dir.display()));
+        let first = build_one(&job, false);
+        assert!(first.ok && !first.reused, "{first:?}");
+        assert!(dir.join("bin").exists());
+        let second = build_one(&job, false);
+        assert!(second.ok && second.reused, "{second:?}");
+        assert!(!build_one(&job, true).reused);
+    }
+
+    #[test]
+    fn failed_builds_say_how_and_keep_their_last_output() {
+        let tmp = tempfile::tempdir().unwrap();
+        let failing = shell_job(
+            tmp.path(),
+            "echo compiling; echo 'x.c:1: error' >&2; exit 3",
+        );
+        let result = build_one(&failing, false);
+        assert!(!result.ok);
+        assert_eq!(
+            result.error.as_deref(),
+            Some("build failed with exit code 3")
+        );
+        assert_eq!(result.output_tail, ["compiling", "x.c:1: error"]);
+        let crashing = shell_job(tmp.path(), "kill -SEGV $$");
+        assert_eq!(
+            build_one(&crashing, false).error.as_deref(),
+            Some("build killed by signal 11 (SIGSEGV)")
+        );
+        let silent = shell_job(tmp.path(), "true");
+        let error = build_one(&silent, false).error.unwrap();
+        assert!(error.contains("did not write"), "{error}");
+        let mut missing = shell_job(tmp.path(), "true");
+        missing.argv[0] = "ghostbench-no-such-compiler".into();
+        let error = build_one(&missing, false).error.unwrap();
+        assert!(error.contains("ghostbench-no-such-compiler"), "{error}");
     }
 }

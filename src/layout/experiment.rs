@@ -5,6 +5,7 @@
 //! seed for every build (variants stay matched); the experiment goes on while
 //! at least 3 seeds, including the default layout, remain. A failed run or
 //! Ctrl-C stops the runs; whatever was measured is analyzed and reported.
+//! What the reader should know is recorded as `Note` facts; `render` words them.
 
 use super::analysis::comparisons;
 use super::builds::BuildResult;
@@ -13,11 +14,12 @@ use super::plan::{
 };
 use super::variants::{Source, SourceStatus, Variant};
 use super::{
-    LayoutOptions, LayoutReport, LayoutRun, Look, Settings, State, Status, Timing, SCHEMA_VERSION,
+    AutoOutcome, LayoutOptions, LayoutReport, LayoutRun, Look, Note, Settings, State, Status,
+    Timing, SCHEMA_VERSION,
 };
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{environment, Prepared, RunFailure, Runner, RunnerOptions};
+use crate::run::{environment, Prepared, RunError, RunFailure, Runner, RunnerOptions};
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
@@ -130,55 +132,48 @@ pub fn run(
         .filter(|r| r.reused && r.ok)
         .count();
     report.settings.layouts = report.variants.len();
-    report.notes.extend(runner.notes());
+    report
+        .notes
+        .extend(runner.notes().into_iter().map(Note::Text));
     if reused > 0 {
-        report.notes.push(format!(
-            "{reused} of {} builds reused from identical inputs (cache in {})",
-            report.build_results.len(),
-            work_dir.display()
-        ));
+        report.notes.push(Note::BuildsReused {
+            reused,
+            builds: report.build_results.len(),
+            cache: work_dir.display().to_string(),
+        });
     }
     let first_failure = report.failed_builds().next().cloned();
     if let Some(f) = first_failure {
-        let failed_seeds = report.variants.len() - report.used_seeds.len();
-        report.notes.push(format!(
-            "{failed_seeds} of {} variants left out because a build failed; first: {} seed {}: {}",
-            report.variants.len(),
-            options.builds[f.build].name,
-            f.seed,
-            f.error.as_deref().unwrap_or("failed")
-        ));
+        report.notes.push(Note::VariantsLeftOut {
+            left_out: report.variants.len() - report.used_seeds.len(),
+            variants: report.variants.len(),
+            build: options.builds[f.build].name.clone(),
+            seed: f.seed,
+            error: f.error,
+        });
     }
     if report.status.state == State::BuildFailed {
         report.timing.total_s = started.elapsed().as_secs_f64();
         return Ok(report);
     }
     if options.max_layouts.is_some() {
-        report.notes.push(auto_note(&report, options));
+        report
+            .notes
+            .push(Note::Auto(auto_outcome(&report, options)));
     }
-    report.notes.push(format!(
-        "environment jitter: {} of 0–{} bytes per run, recorded per run",
-        crate::run::JITTER_VARIABLE,
-        crate::run::JITTER_MAX_BYTES - 1
-    ));
+    report.notes.push(Note::EnvironmentJitter);
     let metrics = report.matrix.len() / options.builds.len();
     let comparisons = comparisons(metrics, options.builds.len());
     if comparisons > 1 {
-        report.notes.push(format!(
-            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni{})",
-            report.settings.confidence * 100.0,
-            if report.looks.len() > 1 || options.max_layouts.is_some() {
-                ", and α split over the looks"
-            } else {
-                ""
-            }
-        ));
+        report.notes.push(Note::Bonferroni {
+            comparisons,
+            confidence: report.settings.confidence,
+            split_over_looks: report.looks.len() > 1 || options.max_layouts.is_some(),
+        });
     }
     if let Some(top) = options.explain {
         if report.status.state == State::Interrupted {
-            report
-                .notes
-                .push("--explain skipped: interrupted".to_string());
+            report.notes.push(Note::ExplainSkipped);
         } else {
             on_progress(&Progress {
                 phase: Phase::Explain,
@@ -230,10 +225,7 @@ pub fn look_loop(
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
     let schedule = look_sizes(options.layouts, options.max_layouts);
-    let max_time = crate::report::units::value(
-        options.max_time.unwrap_or_default().as_secs_f64(),
-        Unit::Seconds,
-    );
+    let max_time_s = options.max_time.unwrap_or_default().as_secs_f64();
     for (look, &size) in schedule.iter().enumerate() {
         let batch: Vec<Variant> = (report.variants.len() as u64..size as u64)
             .map(|seed| Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2))
@@ -267,14 +259,13 @@ pub fn look_loop(
         );
         report.timing.run_s += run_started.elapsed().as_secs_f64();
         report.status = outcome.status;
-        if let Some(done) = outcome.rounds_done {
-            report.notes.push(format!(
-                "--max-time {} reached after {done} of {} rounds of the last {} layouts; \
-                 the analysis uses the rounds completed",
-                max_time,
-                options.rounds,
-                built.pairs.len() / options.builds.len()
-            ));
+        if let Some(rounds_done) = outcome.rounds_done {
+            report.notes.push(Note::MaxTimeInBatch {
+                max_time_s,
+                rounds_done,
+                rounds: options.rounds,
+                layouts: built.pairs.len() / options.builds.len(),
+            });
         }
 
         // Look.
@@ -308,11 +299,11 @@ pub fn look_loop(
             && look + 1 < schedule.len()
         {
             report.status = Status::new(State::BudgetExhausted, None);
-            report.notes.push(format!(
-                "--max-time {} reached after {} layouts with {undecided} comparisons undecided",
-                max_time,
-                report.used_seeds.len()
-            ));
+            report.notes.push(Note::MaxTimeBetweenLooks {
+                max_time_s,
+                layouts: report.used_seeds.len(),
+                undecided,
+            });
             break;
         }
     }
@@ -351,24 +342,20 @@ fn new_report(
     }
 }
 
-/// What `--layouts auto` did, in one line.
-fn auto_note(report: &LayoutReport, options: &LayoutOptions) -> String {
+/// What `--layouts auto` did.
+fn auto_outcome(report: &LayoutReport, options: &LayoutOptions) -> AutoOutcome {
     let layouts = report.used_seeds.len();
     let looks = report.looks.len();
     let undecided = report.looks.last().map_or(0, |l| l.undecided);
-    let max = options.max_layouts.unwrap_or(options.layouts);
     if undecided == 0 {
-        format!(
-            "--layouts auto: every comparison decided with {layouts} layouts ({looks} look{})",
-            if looks == 1 { "" } else { "s" }
-        )
+        AutoOutcome::AllDecided { layouts, looks }
     } else if report.status.state == State::Finished {
-        format!(
-            "--layouts auto: --max-layouts {max} reached with {undecided} comparison{} undecided",
-            if undecided == 1 { "" } else { "s" }
-        )
+        AutoOutcome::MaxLayoutsReached {
+            max_layouts: options.max_layouts.unwrap_or(options.layouts),
+            undecided,
+        }
     } else {
-        format!("--layouts auto: stopped after {layouts} layouts ({looks} looks)")
+        AutoOutcome::Stopped { layouts, looks }
     }
 }
 
@@ -472,12 +459,10 @@ fn check_metrics(
         .iter()
         .find(|(n, _)| !record.values.iter().any(|v| &v.name == n))
     {
-        return Err(RunFailure {
-            command_name: command.to_string(),
-            cause: format!("metric {missing:?} not found in this run's output"),
-            interrupted: false,
-            last_output: Vec::new(),
-        });
+        return Err(RunFailure::new(
+            command,
+            RunError::NoMetric(missing.clone()),
+        ));
     }
     Ok(())
 }

@@ -1,14 +1,18 @@
 //! `layout`: rebuild each side under many layouts and tell real effects from
 //! layout artifacts (docs/architecture.md §5).
 //!
-//! This module owns the options and the result types. Seeds → perturbations
-//! are in `variants`, templates, the cache and parallel builds in `builds`,
-//! and the run schedule and the analysis in `experiment`.
+//! This module owns the options and the result types (facts: numbers, enums,
+//! names). Seeds → perturbations are in `variants`, templates, the cache and
+//! parallel builds in `builds`, the work directory, sources and build jobs in
+//! `plan`, the look loop and the run schedule in `experiment`, the verdicts
+//! in `analysis`, `--explain` in `explain` and `profile`; `render` is the
+//! only part that writes prose (terminal, Markdown, HTML, JSON).
 
 pub mod analysis;
 pub mod builds;
 pub mod experiment;
 pub mod explain;
+pub mod explanation;
 pub mod plan;
 pub mod profile;
 pub mod render;
@@ -189,8 +193,9 @@ pub struct RatioInterval {
     pub high: f64,
 }
 
-/// A build against the baseline on one metric.
-#[derive(Debug, Clone, Serialize)]
+/// A build against the baseline on one metric: numbers and verdicts only
+/// (`render::prose` words them).
+#[derive(Debug, Clone)]
 pub struct Comparison {
     /// Variant 0 alone: what a naive A/B would report.
     pub default_ratio: Option<RatioInterval>,
@@ -198,20 +203,22 @@ pub struct Comparison {
     /// Across layouts (hierarchical bootstrap).
     pub controlled: Option<LayoutRatio>,
     pub controlled_verdict: Verdict,
-    /// 95% of layout-only differences of a single-layout comparison stay below this (fraction).
-    pub smallest_trustworthy_effect: f64,
+    /// Layout noise: 95% of layout-only differences of a single-layout
+    /// comparison stay below this (fraction); NaN without a controlled ratio.
+    pub layout_noise: f64,
     /// The final verdict, ARTIFACT included.
     pub verdict: Verdict,
     /// For ARTIFACT: the share of the default-layout difference that disappears (fraction).
     pub artifact_share: Option<f64>,
-    pub sentence: String,
+    /// The across-layouts estimate is significant (FASTER/SLOWER) and points
+    /// the other way than the default layout's: the difference reverses.
+    pub reverses: bool,
     /// For UNKNOWN: why, from the data.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<Undecided>,
-    pub hint: Option<String>,
 }
 
-/// Why a comparison stayed UNKNOWN, from the data (facts; the hint renders them).
+/// Why a comparison stayed UNKNOWN, from the data (facts; `render::prose`
+/// words them as the "to decide" hint).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum Undecided {
@@ -238,7 +245,7 @@ pub enum Undecided {
 }
 
 /// One cell row of the matrix: a build on a metric.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct MatrixRow {
     pub build: String,
     pub metric: String,
@@ -282,8 +289,74 @@ pub struct Timing {
     pub total_s: f64,
 }
 
-/// The whole result of `layout`, as written to `--json`.
-#[derive(Debug, Clone, Serialize)]
+/// Something the reader should know about how the result came about, as
+/// facts (`render::prose::note` words it, in every format and in the JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A note that reaches `layout` as text: the runner's notes on `regex:`
+    /// metrics, and `analyze`'s notes on the files it read.
+    Text(String),
+    /// Builds taken from the cache (identical inputs) instead of built again.
+    BuildsReused {
+        reused: usize,
+        builds: usize,
+        cache: String,
+    },
+    /// Variants left out for every build because a build failed; the first failure.
+    VariantsLeftOut {
+        left_out: usize,
+        variants: usize,
+        build: String,
+        seed: u64,
+        error: Option<String>,
+    },
+    /// What `--layouts auto` did.
+    Auto(AutoOutcome),
+    /// Every run had the environment jitter of `run::JITTER_VARIABLE`.
+    EnvironmentJitter,
+    /// Bonferroni over `comparisons` (metrics × builds): every interval is at
+    /// `confidence`; `split_over_looks` when α was split over the looks too.
+    Bonferroni {
+        comparisons: usize,
+        confidence: f64,
+        split_over_looks: bool,
+    },
+    /// `--explain` was skipped: Ctrl-C interrupted the runs.
+    ExplainSkipped,
+    /// `--max-time` ran out inside a batch: after `rounds_done` of `rounds`
+    /// measured rounds of its `layouts` layouts.
+    MaxTimeInBatch {
+        max_time_s: f64,
+        rounds_done: usize,
+        rounds: usize,
+        layouts: usize,
+    },
+    /// `--max-time` ran out between looks, after `layouts` layouts with
+    /// `undecided` comparisons undecided.
+    MaxTimeBetweenLooks {
+        max_time_s: f64,
+        layouts: usize,
+        undecided: usize,
+    },
+}
+
+/// How `--layouts auto` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoOutcome {
+    /// Every comparison was decided with `layouts` layouts in `looks` looks.
+    AllDecided { layouts: usize, looks: usize },
+    /// `--max-layouts` was reached with `undecided` comparisons undecided.
+    MaxLayoutsReached {
+        max_layouts: usize,
+        undecided: usize,
+    },
+    /// A failure, Ctrl-C or `--max-time` stopped it after `layouts` layouts.
+    Stopped { layouts: usize, looks: usize },
+}
+
+/// The whole result of `layout`: facts only. `render::json` turns it into
+/// the `--json` document, the other renderers into text.
+#[derive(Debug, Clone)]
 pub struct LayoutReport {
     pub schema: &'static str,
     pub schema_version: u32,
@@ -299,15 +372,13 @@ pub struct LayoutReport {
     pub matrix: Vec<MatrixRow>,
     /// Every look at the data; the matrix is the last one's.
     pub looks: Vec<Look>,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     pub timing: Timing,
     pub runs: Vec<LayoutRun>,
     /// With `--explain`: the functions whose placement differs between the
     /// builds' default layouts. Absent without `--explain`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub explain: Option<explain::Explain>,
+    pub explain: Option<explanation::Explain>,
     /// Present when `analyze` read the runs from files instead of running them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub analyze: Option<crate::run::Imported>,
 }
 

@@ -7,6 +7,7 @@ use super::builds::{self, BuildJob, BuildResult, Placeholders};
 use super::variants::{pad_assembly, ShuffleLinker, Source, SourceStatus, Variant};
 use super::{LayoutOptions, LayoutReport, Phase, Progress, State, Status, MIN_VARIANTS};
 use crate::run::command::CommandSpec;
+use crate::run::launch::{self, Launch};
 use crate::run::Prepared;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -228,7 +229,8 @@ pub(super) fn off(source: Source, why: &str) -> SourceStatus {
     }
 }
 
-/// Assemble the padding objects (16, 32, 48 bytes) with `cc`.
+/// Assemble the padding objects (16, 32, 48 bytes) with `cc`
+/// ([`crate::run::ToolError::Missing`] in the chain when there is none).
 pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
     let dir = work_dir.join("pad");
     std::fs::create_dir_all(&dir)?;
@@ -242,19 +244,23 @@ pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
             continue;
         }
         std::fs::write(&source, &text)?;
-        let output = std::process::Command::new("cc")
-            .arg("-c")
-            .arg(&source)
-            .arg("-o")
-            .arg(&object)
-            .output()
-            .context("cannot run cc")?;
-        if !output.status.success() {
-            bail!(
-                "cc -c {} failed: {}",
+        let cc = launch::tool("cc")?;
+        let argv = [
+            cc.display().to_string(),
+            "-c".to_string(),
+            source.display().to_string(),
+            "-o".to_string(),
+            object.display().to_string(),
+        ];
+        match Launch::new(&argv).run_ok() {
+            Ok(_) => {}
+            Err((_, Some(outcome))) => bail!(
+                "cc -c {} failed ({}): {}",
                 source.display(),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
+                outcome.exit.describe(),
+                String::from_utf8_lossy(&outcome.stderr_tail).trim()
+            ),
+            Err((error, None)) => bail!("cc -c {}: {error}", source.display()),
         }
         pads.push((k, object));
     }
@@ -282,4 +288,31 @@ pub(super) fn sanitize(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_objects_are_assembled_once_then_reused() {
+        if let Err(why) = launch::tool("cc") {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but the test would be skipped: {why}"
+            );
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let pads = make_pads(tmp.path()).unwrap();
+        let sizes: Vec<u32> = pads.iter().map(|(k, _)| *k).collect();
+        assert_eq!(sizes, [16, 32, 48]);
+        let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+        let first: Vec<_> = pads.iter().map(|(_, o)| modified(o)).collect();
+        let again = make_pads(tmp.path()).unwrap();
+        assert_eq!(again, pads);
+        let second: Vec<_> = again.iter().map(|(_, o)| modified(o)).collect();
+        assert_eq!(first, second, "the objects were assembled again");
+    }
 }

@@ -1,30 +1,31 @@
 //! `layout --explain`'s callgrind profile of a build's default-layout binary:
-//! the run template once under `valgrind --tool=callgrind`, bounded in time,
-//! and the profile file that covers the binary.
+//! the run template once under `valgrind --tool=callgrind` (started by
+//! `run::launch`: its own process group, killed whole at the time bound or on
+//! Ctrl-C), and the profile file that covers the binary.
 
 use super::builds::{self, Placeholders};
 use super::LayoutOptions;
 use crate::code::profile;
-use crate::run::command::resolve_program;
+use crate::run::launch::{self, Launch};
+use crate::run::spawn::Exit;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long callgrind may run a default binary when `--timeout` is not given.
 pub const PROFILE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Run a build's default binary once under callgrind (the run template,
 /// bounded by `--timeout` or [`PROFILE_TIMEOUT`]) and read the profile. Each
-/// build profiles into its own directory under `explain/`, emptied first.
+/// build profiles into its own directory under `explain/`, emptied first;
+/// valgrind's own output is kept there as `valgrind.log`.
 pub fn take(
     options: &LayoutOptions,
     work_dir: &Path,
     build: &str,
     binary: &Path,
 ) -> Result<profile::Profile> {
-    let valgrind = resolve_program("valgrind", std::env::var_os("PATH"))
-        .map_err(|_| anyhow::anyhow!("valgrind not found, so no profile"))?;
+    let valgrind = launch::tool("valgrind").context("no profile")?;
     let dir = work_dir.join("explain").join(super::plan::sanitize(build));
     // Old profiles must not be read as this one.
     let _ = std::fs::remove_dir_all(&dir);
@@ -37,52 +38,49 @@ pub fn take(
     };
     let argv = builds::substitute(&options.run_template, options.shell, &values)
         .context("cannot profile: run template")?;
-    let log = dir.join("valgrind.log");
-    let stderr =
-        std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     // %p: with --shell (or a wrapper script) every child process writes its own file.
-    let mut child = Command::new(&valgrind)
-        .arg("--tool=callgrind")
-        .arg("--trace-children=yes")
-        .arg(format!(
+    let mut words = vec![
+        valgrind.display().to_string(),
+        "--tool=callgrind".to_string(),
+        "--trace-children=yes".to_string(),
+        format!(
             "--callgrind-out-file={}",
             dir.join("callgrind.out.%p").display()
-        ))
-        .arg("--")
-        .args(&argv)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .with_context(|| format!("cannot start {}", valgrind.display()))?;
+        ),
+        "--".to_string(),
+    ];
+    words.extend(argv);
     let limit = options.timeout.unwrap_or(PROFILE_TIMEOUT);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().context("waiting for callgrind")? {
-            break status;
-        }
-        if started.elapsed() > limit || crate::run::spawn::interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
+    let outcome = Launch {
+        timeout: Some(limit),
+        stdout: None,
+        ..Launch::new(&words)
+    }
+    .run()
+    .with_context(|| format!("cannot start {}", valgrind.display()))?;
+    let log = dir.join("valgrind.log");
+    std::fs::write(&log, &outcome.stderr_tail)
+        .with_context(|| format!("cannot write {}", log.display()))?;
+    match outcome.exit {
+        Exit::Code(0) => {}
+        Exit::TimedOut => bail!(
+            "callgrind profile of {} stopped after {:.0} s",
+            binary.display(),
+            limit.as_secs_f64()
+        ),
+        Exit::Interrupted => bail!(
+            "callgrind profile of {} interrupted by Ctrl-C",
+            binary.display()
+        ),
+        exit => {
+            let last = crate::run::spawn::last_lines(&outcome.stderr_tail, 1);
             bail!(
-                "callgrind profile of {} stopped after {:.0} s",
+                "callgrind run of {} failed ({}): {}",
                 binary.display(),
-                limit.as_secs_f64()
+                exit.describe(),
+                last.first().map_or("", String::as_str)
             );
         }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    if !status.success() {
-        let tail = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = tail
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        bail!(
-            "callgrind run of {} failed ({status}): {last}",
-            binary.display()
-        );
     }
     // The profile whose objects include the binary, and the largest of those.
     let key = profile::object_key(&binary.to_string_lossy());

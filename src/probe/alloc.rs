@@ -15,7 +15,7 @@
 //! `value`.
 
 use super::timing::{self, Budget};
-use super::{Details, Outcome, Settings, Status};
+use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 use std::alloc::Layout;
 
@@ -175,19 +175,14 @@ fn facts(node_bytes: usize, next_offset: usize) -> (u64, u64) {
     (misaligned, straddles)
 }
 
-pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
+pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Alloc> {
     let packed_size = std::mem::size_of::<Packed>();
     let padded_size = std::mem::size_of::<Padded>();
     let (Some(packed_arena), Some(padded_arena)) = (
         Arena::new(NODES * packed_size),
         Arena::new(NODES * padded_size),
     ) else {
-        return Outcome {
-            status: Status::Failed,
-            finding: "could not allocate the arenas".into(),
-            notes: vec![],
-            details: Details::Alloc(Alloc::default()),
-        };
+        return Outcome::failed(Status::Failed, Failure::NoArenas, vec![]);
     };
     let rounds = if settings.quick { 3 } else { 11 };
     let mut samples = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
@@ -195,7 +190,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
     let expected: u64 = (NODES as u64 - 1) * NODES as u64 / 2;
     for round in 0..rounds {
         if round > 0 && budget.below(0.3) {
-            notes.push(format!("stopped after {round} rounds: time bound"));
+            notes.push(Note::StoppedAfterRounds { rounds: round });
             break;
         }
         // Alternate which variant goes first, so neither always runs warm.
@@ -207,12 +202,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
                 padded_list(&padded_arena)
             };
             if sum != expected {
-                return Outcome {
-                    status: Status::Failed,
-                    finding: format!("list walk summed {sum}, expected {expected}"),
-                    notes,
-                    details: Details::Alloc(Alloc::default()),
-                };
+                return Outcome::failed(Status::Failed, Failure::WrongSum { sum, expected }, notes);
             }
             samples[v][0].push(create);
             samples[v][1].push(walk);
@@ -258,26 +248,15 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
         ),
     ];
     let ratio = rows[0].ratio_to_padded;
-    let finding = format!(
-        "a list of packed nodes (next at offset 1, {} B) takes {:.2}× as long as 32-byte padded \
-         nodes in a 64-byte aligned arena: {:.2} vs {:.2} ns per node ({} of {} packed pointers \
-         straddle a line)",
-        packed_size,
-        ratio,
-        rows[0].total_ns_per_node,
-        padded_total,
-        rows[0].next_straddles_line,
-        NODES
-    );
     Outcome {
         status: Status::Ok,
-        finding,
+        failure: None,
         notes,
-        details: Details::Alloc(Alloc {
+        details: Alloc {
             nodes: NODES as u64,
             packed_over_padded: Some(ratio),
             rows,
-        }),
+        },
     }
 }
 

@@ -19,7 +19,7 @@
 //! ```
 
 use super::timing::{self, Budget, SplitMix};
-use super::{Details, Outcome, Settings, Status};
+use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 
 /// The function's bytes; see the module comment.
@@ -88,7 +88,7 @@ struct Mapping {
 impl Mapping {
     /// Map, fill with int3, copy the function at every offset, then make it
     /// read+execute (never writable and executable at once).
-    fn new(noexec: bool) -> Result<Mapping, String> {
+    fn new(noexec: bool) -> Result<Mapping, Failure> {
         let len = 64 * STRIDE;
         // SAFETY: a fresh private anonymous mapping; checked for MAP_FAILED.
         let ptr = unsafe {
@@ -102,7 +102,9 @@ impl Mapping {
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(format!("mmap failed: {}", std::io::Error::last_os_error()));
+            return Err(Failure::MapFailed {
+                error: std::io::Error::last_os_error().to_string(),
+            });
         }
         let mapping = Mapping {
             ptr: ptr.cast(),
@@ -129,11 +131,8 @@ impl Mapping {
                 _ => Err(std::io::Error::last_os_error()),
             }
         };
-        result.map_err(|e| {
-            format!(
-                "no permission for executable memory: mprotect(PROT_EXEC) failed: {e} \
-                 (SELinux deny_execmem, PaX MPROTECT or a seccomp policy?)"
-            )
+        result.map_err(|e| Failure::NoExecutableMemory {
+            error: e.to_string(),
         })?;
         Ok(mapping)
     }
@@ -156,28 +155,24 @@ impl Drop for Mapping {
     }
 }
 
-pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
+pub fn run(settings: &Settings, budget: &Budget) -> Outcome<CodeAlign> {
     let mapping = match Mapping::new(settings.faults.noexec) {
         Ok(m) => m,
-        Err(reason) => {
-            return Outcome {
-                status: Status::Unavailable,
-                finding: format!("not measured: {reason}"),
-                notes: vec![reason],
-                details: Details::CodeAlign(CodeAlign::default()),
-            }
-        }
+        Err(failure) => return Outcome::failed(Status::Unavailable, failure, vec![]),
     };
     let expected = reference(ITERATIONS);
     for k in 0..64 {
         let got = mapping.function(k)(ITERATIONS);
         if got != expected {
-            return Outcome {
-                status: Status::Failed,
-                finding: format!("the copy at offset {k} returned {got}, expected {expected}"),
-                notes: vec![],
-                details: Details::CodeAlign(CodeAlign::default()),
-            };
+            return Outcome::failed(
+                Status::Failed,
+                Failure::WrongCopy {
+                    offset: k,
+                    got,
+                    expected,
+                },
+                vec![],
+            );
         }
     }
     let (max_rounds, calls) = if settings.quick {
@@ -191,7 +186,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
     let mut notes = Vec::new();
     for round in 0..max_rounds {
         if round >= 3 && budget.below(0.3) {
-            notes.push(format!("stopped after {round} rounds: time bound"));
+            notes.push(Note::StoppedAfterRounds { rounds: round });
             break;
         }
         rng.shuffle(&mut order);
@@ -242,38 +237,20 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
         calls_per_sample: calls,
         ..Default::default()
     };
-    let finding = match (fast, slow) {
-        (Some(fast), Some(slow)) => {
-            let spread = slow.ns_per_call - fast.ns_per_call;
-            details.fastest_offset = Some(fast.offset);
-            details.slowest_offset = Some(slow.offset);
-            details.spread_ns = Some(spread);
-            details.spread_fraction = Some(spread / fast.ns_per_call);
-            details.spread_significant = slow.ci_low > fast.ci_high;
-            format!(
-                "code offset moves a call by {:.2} ns ({:.1}%): fastest at offset {} ({:.2} ns), \
-                 slowest at {} ({:.2} ns){}",
-                spread,
-                100.0 * spread / fast.ns_per_call,
-                fast.offset,
-                fast.ns_per_call,
-                slow.offset,
-                slow.ns_per_call,
-                if details.spread_significant {
-                    "; the CIs do not overlap, so placement matters here"
-                } else {
-                    "; the CIs overlap, so this spread may be noise"
-                }
-            )
-        }
-        _ => "no measurement".to_string(),
-    };
+    if let (Some(fast), Some(slow)) = (fast, slow) {
+        let spread = slow.ns_per_call - fast.ns_per_call;
+        details.fastest_offset = Some(fast.offset);
+        details.slowest_offset = Some(slow.offset);
+        details.spread_ns = Some(spread);
+        details.spread_fraction = Some(spread / fast.ns_per_call);
+        details.spread_significant = slow.ci_low > fast.ci_high;
+    }
     details.rows = rows;
     Outcome {
         status: Status::Ok,
-        finding,
+        failure: None,
         notes,
-        details: Details::CodeAlign(details),
+        details,
     }
 }
 
@@ -294,6 +271,9 @@ mod tests {
     #[test]
     fn noexec_is_a_clear_error() {
         let e = Mapping::new(true).err().unwrap();
-        assert!(e.contains("no permission for executable memory"), "{e}");
+        assert!(
+            matches!(&e, Failure::NoExecutableMemory { error } if error.contains("denied")),
+            "{e:?}"
+        );
     }
 }

@@ -1,21 +1,30 @@
-//! Running each probe in its own child process, and the whole `probe` run.
+//! Running each probe in its own child process, and the whole `probe` run
+//! (`run`, the verb's entry point; `run_one`, one probe in this process).
 //!
 //! Probes do things a process may not survive: a split lock under
 //! `split_lock_detect=fatal` is answered with SIGBUS, executable memory may
 //! be forbidden, a 1 GiB mapping may be refused. Running each probe as
 //! `ghostbench probe --child NAME …` confines any of that to one probe: the
 //! parent reports a clear line for it and the other probes still run. The
-//! parent also enforces the time bound from outside, killing a child that
-//! overruns it by half.
+//! parent also enforces the time bound from outside, killing a child (and
+//! its process group) that overruns it by half; the child is started by
+//! `run::launch`, which also ends it on Ctrl-C.
 //!
 //! Protocol: the child prints one [`ProbeResult`] as JSON on stdout and
 //! exits 0.
 
-use super::{Details, ProbeKind, ProbeOptions, ProbeReport, ProbeResult, Settings, Status};
-use std::io::Read;
+use super::types::{Failure, Outcome, ProbeKind, Settings, Status};
+use super::{alloc, code_align, misaligned, split_lock, timing, tlb};
+use super::{Details, ProbeOptions, ProbeReport, ProbeResult, Progress};
+use crate::run::capture::Keep;
+use crate::run::launch::Launch;
+use crate::run::spawn::Exit;
+use anyhow::{bail, Result};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Bytes of the child's stdout read: its one JSON result, with room to spare.
+const RESULT_BYTES: usize = 16 << 20;
 
 /// The command line of a child that runs `kind` with `settings`.
 pub fn child_args(kind: ProbeKind, settings: &Settings) -> Vec<String> {
@@ -42,88 +51,84 @@ fn hard_limit(budget: Duration) -> Duration {
     budget + budget / 2 + Duration::from_millis(500)
 }
 
-fn failed(kind: ProbeKind, settings: &Settings, start: Instant, reason: String) -> ProbeResult {
+fn failed(kind: ProbeKind, settings: &Settings, start: Instant, failure: Failure) -> ProbeResult {
     ProbeResult {
         status: Status::Failed,
-        finding: format!("not measured: {reason}"),
-        notes: vec![reason],
+        failure: Some(failure),
+        notes: Vec::new(),
         elapsed_s: start.elapsed().as_secs_f64(),
         budget_s: settings.budget.as_secs_f64(),
         details: Details::empty(kind),
     }
 }
 
-fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGILL => "SIGILL",
-        libc::SIGKILL => "SIGKILL (out of memory?)",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGFPE => "SIGFPE",
-        _ => "",
+/// Run one probe in this process.
+pub fn run_one(kind: ProbeKind, settings: &Settings) -> ProbeResult {
+    fn wrap<D>(outcome: Outcome<D>, details: fn(D) -> Details) -> Outcome<Details> {
+        Outcome {
+            status: outcome.status,
+            failure: outcome.failure,
+            notes: outcome.notes,
+            details: details(outcome.details),
+        }
+    }
+    let clock = timing::Budget::new(settings.budget);
+    let outcome = match kind {
+        ProbeKind::SplitLock => wrap(split_lock::run(settings, &clock), Details::SplitLock),
+        ProbeKind::Misaligned => wrap(misaligned::run(settings, &clock), Details::Misaligned),
+        ProbeKind::CodeAlign => wrap(code_align::run(settings, &clock), Details::CodeAlign),
+        ProbeKind::Tlb => wrap(tlb::run(settings, &clock), Details::Tlb),
+        ProbeKind::Alloc => wrap(alloc::run(settings, &clock), Details::Alloc),
     };
-    if name.is_empty() {
-        format!("signal {signal}")
-    } else {
-        format!("{name} (signal {signal})")
+    ProbeResult {
+        status: outcome.status,
+        failure: outcome.failure,
+        notes: outcome.notes,
+        elapsed_s: clock.elapsed().as_secs_f64(),
+        budget_s: settings.budget.as_secs_f64(),
+        details: outcome.details,
     }
 }
 
 /// Run one probe in a child process `exe` (the ghostbench binary).
 pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeResult {
-    use std::os::unix::process::ExitStatusExt;
     let start = Instant::now();
-    let mut child = match Command::new(exe)
-        .args(child_args(kind, settings))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
+    let mut argv = vec![exe.to_string_lossy().into_owned()];
+    argv.extend(child_args(kind, settings));
+    let launched = Launch {
+        timeout: Some(hard_limit(settings.budget)),
+        stdout: Some(Keep::Head(RESULT_BYTES)),
+        ..Launch::new(&argv)
+    }
+    .run();
+    let outcome = match launched {
+        Ok(outcome) => outcome,
         Err(e) => {
             return failed(
                 kind,
                 settings,
                 start,
-                format!("cannot start {}: {e}", exe.display()),
+                Failure::CannotStart {
+                    exe: exe.display().to_string(),
+                    error: e.to_string(),
+                },
             )
         }
     };
-    let read_all = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = child.stdout.take().map(|p| read_all(Box::new(p)));
-    let stderr = child.stderr.take().map(|p| read_all(Box::new(p)));
-    let limit = hard_limit(settings.budget);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!(
-                    "killed after {:.1} s: it overran its time bound ({:.1} s)",
-                    start.elapsed().as_secs_f64(),
-                    settings.budget.as_secs_f64()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => break Err(format!("cannot wait for the probe process: {e}")),
-        }
-    };
-    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    let status = match status {
-        Ok(s) => s,
-        Err(reason) => return failed(kind, settings, start, reason),
-    };
-    if let Some(signal) = status.signal() {
+    let stdout = String::from_utf8_lossy(&outcome.stdout);
+    let stderr = String::from_utf8_lossy(&outcome.stderr_tail);
+    let status = outcome.exit;
+    if status == Exit::TimedOut {
+        let failure = Failure::Overran {
+            elapsed_s: start.elapsed().as_secs_f64(),
+            budget_s: settings.budget.as_secs_f64(),
+        };
+        return failed(kind, settings, start, failure);
+    }
+    if status == Exit::Interrupted {
+        return failed(kind, settings, start, Failure::Interrupted);
+    }
+    if let Exit::Signal(signal) = status {
         if signal == libc::SIGBUS && kind == ProbeKind::SplitLock && settings.split_locks {
             // Split locks are fatal here: measure again without them.
             let again = Settings {
@@ -136,20 +141,21 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             result.budget_s = settings.budget.as_secs_f64();
             return result;
         }
-        return failed(
-            kind,
-            settings,
-            start,
-            format!("the probe process died of {}", signal_name(signal)),
-        );
+        return failed(kind, settings, start, Failure::Signal { signal });
     }
     if !status.success() {
-        let last = stderr.lines().last().unwrap_or("").trim().to_string();
+        let last_line = stderr.lines().last().unwrap_or("").trim().to_string();
         return failed(
             kind,
             settings,
             start,
-            format!("the probe process exited with {status}: {last}"),
+            Failure::Exited {
+                code: match status {
+                    Exit::Code(code) => Some(code),
+                    _ => None,
+                },
+                last_line,
+            },
         );
     }
     match serde_json::from_str::<ProbeResult>(&stdout) {
@@ -158,41 +164,52 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             kind,
             settings,
             start,
-            format!("the probe process answered for {} instead", result.kind()),
+            Failure::WrongProbe {
+                answered: result.kind(),
+            },
         ),
         Err(e) => failed(
             kind,
             settings,
             start,
-            format!("unreadable probe output: {e}"),
+            Failure::Unreadable {
+                error: e.to_string(),
+            },
         ),
     }
 }
 
-/// Run the chosen probes, each in a child process when `exe` is given (the
-/// normal case) or in this process otherwise. `progress` is told which probe
-/// starts.
-pub fn run(
-    options: &ProbeOptions,
-    exe: Option<&Path>,
-    progress: &mut dyn FnMut(ProbeKind),
-) -> ProbeReport {
+/// Run the chosen probes, each in a child process when `options.exe` is given
+/// (the normal case) or in this process otherwise. `progress` is told which
+/// probe starts. A probe that fails is a result with status `failed`, not an
+/// error; the error is for options that choose no probe.
+pub fn run(options: &ProbeOptions, progress: &mut dyn FnMut(&Progress)) -> Result<ProbeReport> {
     let start = Instant::now();
+    let chosen: Vec<ProbeKind> = ProbeKind::ALL
+        .into_iter()
+        .filter(|k| options.only.contains(k))
+        .collect();
+    if chosen.is_empty() {
+        bail!(
+            "no probe chosen: name at least one of split-lock, misaligned, code-align, tlb, alloc"
+        );
+    }
     let settings = options.settings();
     let environment =
         crate::run::environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
     let mut probes = Vec::new();
-    for kind in ProbeKind::ALL {
-        if !options.only.contains(&kind) {
-            continue;
-        }
-        progress(kind);
-        probes.push(match exe {
+    for (done, &kind) in chosen.iter().enumerate() {
+        progress(&Progress {
+            probe: kind,
+            done,
+            total: chosen.len(),
+        });
+        probes.push(match &options.exe {
             Some(exe) => run_isolated(kind, &settings, exe),
-            None => super::run_one(kind, &settings),
+            None => run_one(kind, &settings),
         });
     }
-    ProbeReport {
+    Ok(ProbeReport {
         schema: ProbeReport::SCHEMA,
         schema_version: ProbeReport::SCHEMA_VERSION,
         quick: options.quick,
@@ -200,5 +217,5 @@ pub fn run(
         elapsed_s: start.elapsed().as_secs_f64(),
         environment,
         probes,
-    }
+    })
 }

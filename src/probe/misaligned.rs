@@ -9,7 +9,7 @@
 //! instruction (a misaligned Rust reference would be undefined behaviour).
 
 use super::timing::{self, Budget, SplitMix};
-use super::{Details, Outcome, Settings, Status};
+use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 
 const LINE: usize = 64;
@@ -126,14 +126,9 @@ fn cells() -> Vec<(Op, usize)> {
     cells
 }
 
-pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
+pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Misaligned> {
     let Some(pages) = Pages::new() else {
-        return Outcome {
-            status: Status::Failed,
-            finding: "could not allocate two pages".into(),
-            notes: vec![],
-            details: Details::Misaligned(Misaligned::default()),
-        };
+        return Outcome::failed(Status::Failed, Failure::NoPages, vec![]);
     };
     let cells = cells();
     let (rounds, batch) = if settings.quick {
@@ -149,7 +144,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
         rng.shuffle(&mut order);
         for &i in &order {
             if round > 0 && budget.below(0.1) {
-                notes.push(format!("stopped after {round} rounds: time bound"));
+                notes.push(Note::StoppedAfterRounds { rounds: round });
                 break 'rounds;
             }
             let (op, page_offset) = cells[i];
@@ -205,34 +200,20 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
         };
         row.ratio_to_aligned = row.ns_per_op.zip(aligned).map(|(v, a)| v / a);
     }
-    let ratio = |s: &Summary, x: Option<f64>| {
-        x.zip(s.aligned_ns)
-            .map_or_else(|| "n/a".to_string(), |(v, a)| format!("{:.1}×", v / a))
-    };
-    let finding = format!(
-        "loads: line-crossing {}, page-crossing {} an aligned load; stores: line-crossing {}, \
-         page-crossing {}; misaligned inside a line: loads {}, stores {}",
-        ratio(&load, load.line_crossing_ns),
-        ratio(&load, load.page_crossing_ns),
-        ratio(&store, store.line_crossing_ns),
-        ratio(&store, store.page_crossing_ns),
-        ratio(&load, load.misaligned_in_line_ns),
-        ratio(&store, store.misaligned_in_line_ns),
-    );
     Outcome {
         status: if rows.iter().all(|r| r.ns_per_op.is_some()) {
             Status::Ok
         } else {
             Status::Partial
         },
-        finding,
+        failure: None,
         notes,
-        details: Details::Misaligned(Misaligned {
+        details: Misaligned {
             operand_bytes: SIZE as u32,
             load,
             store,
             rows,
-        }),
+        },
     }
 }
 

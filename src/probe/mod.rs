@@ -1,16 +1,18 @@
 //! Machine probes (`ghostbench probe`): how much does *this* machine punish
-//! misalignment? One module per probe; this file owns the shared result
-//! types, the probe names, the per-probe settings and the in-process driver.
+//! misalignment? One module per probe; this file owns the result and report
+//! types and the options; the entry point is `run` (in `isolate`).
 //!
 //! Every claim about layout hazards is hardware-specific (a split lock costs
 //! ~1000× on one two-socket machine and ~120× in a KVM guest), so the probes measure
 //! the machine in front of the user. Each probe is bounded in time by its
 //! [`Settings::budget`] and reports *facts* (which offsets cross a line, how
 //! the kernel handles split locks, whether huge pages were obtained) next to
-//! its timings, so the facts can be tested exactly while timings are not.
+//! its timings, so the facts can be tested exactly while timings are not. The
+//! finding and notes under each table are worded by `render::finding`.
 //!
-//! [`isolate`] runs each probe in a child process so that a kernel that kills
-//! split lockers (SIGBUS), a crash, or an overrun affects only that probe.
+//! The files, lowest first: `types` (the shared vocabulary), `timing`,
+//! `kernel`, the five probes, `isolate` (each probe in a child process, and
+//! the whole run), `render/` (text, Markdown, HTML, JSON).
 
 pub mod alloc;
 pub mod code_align;
@@ -21,129 +23,27 @@ pub mod render;
 pub mod split_lock;
 pub mod timing;
 pub mod tlb;
+pub mod types;
+
+pub use isolate::{run, run_one};
+pub use types::{
+    Failure, Faults, Note, Outcome, ProbeKind, Settings, Status, DEFAULT_BUDGET, FAULTS_VAR,
+    QUICK_BUDGET,
+};
 
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// The probes, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProbeKind {
-    SplitLock,
-    Misaligned,
-    CodeAlign,
-    Tlb,
-    Alloc,
-}
-
-impl ProbeKind {
-    pub const ALL: [ProbeKind; 5] = [
-        ProbeKind::SplitLock,
-        ProbeKind::Misaligned,
-        ProbeKind::CodeAlign,
-        ProbeKind::Tlb,
-        ProbeKind::Alloc,
-    ];
-
-    /// The name used on the command line and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProbeKind::SplitLock => "split-lock",
-            ProbeKind::Misaligned => "misaligned",
-            ProbeKind::CodeAlign => "code-align",
-            ProbeKind::Tlb => "tlb",
-            ProbeKind::Alloc => "alloc",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<ProbeKind> {
-        ProbeKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
-
-impl std::fmt::Display for ProbeKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Simulated missing features, for tests of the degraded paths on machines
-/// that have every feature. Read from `GHOSTBENCH_PROBE_FAULTS`, a
-/// comma-separated list of `sigbus` (the first split lock raises SIGBUS, as
-/// under `split_lock_detect=fatal`), `noexec` (mapping memory executable
-/// fails with EACCES) and `nothp` (transparent huge pages are off).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Faults {
-    pub sigbus: bool,
-    pub noexec: bool,
-    pub nothp: bool,
-}
-
-/// The environment variable [`Faults`] is read from.
-pub const FAULTS_VAR: &str = "GHOSTBENCH_PROBE_FAULTS";
-
-impl Faults {
-    pub fn from_env() -> Faults {
-        Faults::parse(&std::env::var(FAULTS_VAR).unwrap_or_default())
-    }
-
-    pub fn parse(text: &str) -> Faults {
-        let mut faults = Faults::default();
-        for word in text.split(',').map(str::trim) {
-            match word {
-                "sigbus" => faults.sigbus = true,
-                "noexec" => faults.noexec = true,
-                "nothp" => faults.nothp = true,
-                _ => {}
-            }
-        }
-        faults
-    }
-}
-
-/// How one probe runs.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Smaller sweeps and fewer repetitions (`--quick`).
-    pub quick: bool,
-    /// Wall-time bound for this probe; it stops measuring before this.
-    pub budget: Duration,
-    /// Whether the split-lock probe may execute split locks at all. Off
-    /// after a SIGBUS, so the rerun still reports the aligned costs.
-    pub split_locks: bool,
-    /// Seed for shuffles and random pointer chains.
-    pub seed: u64,
-    pub faults: Faults,
-}
-
-/// Default per-probe bound.
-pub const DEFAULT_BUDGET: Duration = Duration::from_secs(15);
-/// Per-probe bound under `--quick`: five probes plus process starts stay under 3 s.
-pub const QUICK_BUDGET: Duration = Duration::from_millis(500);
-
-/// Whether a probe measured what it set out to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// Every row was measured.
-    Ok,
-    /// Some rows could not be measured (a missing feature, the time bound);
-    /// the notes say which and why.
-    Partial,
-    /// The feature the probe needs is missing here (e.g. no executable memory).
-    Unavailable,
-    /// The probe process crashed or overran its bound.
-    Failed,
-}
-
-/// One probe's outcome: status, finding, notes, and its own rows.
+/// One probe's outcome as facts: status, why it measured nothing (if so),
+/// notes, timing and its own rows. Also the answer a child process prints
+/// (as JSON) to its parent; the `--json` document is `render::json`'s.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbeResult {
     pub status: Status,
-    /// The one-line finding printed under the table.
-    pub finding: String,
-    /// Clear lines about missing features, skipped rows and early stops.
-    pub notes: Vec<String>,
+    /// Set when nothing was measured.
+    pub failure: Option<Failure>,
+    pub notes: Vec<Note>,
     pub elapsed_s: f64,
     pub budget_s: f64,
     #[serde(flatten)]
@@ -190,34 +90,6 @@ impl ProbeResult {
     }
 }
 
-/// What a probe module returns; the driver adds the timing fields.
-pub struct Outcome {
-    pub status: Status,
-    pub finding: String,
-    pub notes: Vec<String>,
-    pub details: Details,
-}
-
-/// Run one probe in this process.
-pub fn run_one(kind: ProbeKind, settings: &Settings) -> ProbeResult {
-    let clock = timing::Budget::new(settings.budget);
-    let outcome = match kind {
-        ProbeKind::SplitLock => split_lock::run(settings, &clock),
-        ProbeKind::Misaligned => misaligned::run(settings, &clock),
-        ProbeKind::CodeAlign => code_align::run(settings, &clock),
-        ProbeKind::Tlb => tlb::run(settings, &clock),
-        ProbeKind::Alloc => alloc::run(settings, &clock),
-    };
-    ProbeResult {
-        status: outcome.status,
-        finding: outcome.finding,
-        notes: outcome.notes,
-        elapsed_s: clock.elapsed().as_secs_f64(),
-        budget_s: settings.budget.as_secs_f64(),
-        details: outcome.details,
-    }
-}
-
 /// Options of a whole `probe` run.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
@@ -227,7 +99,24 @@ pub struct ProbeOptions {
     /// Per-probe bound; `None` takes the default for the mode.
     pub budget: Option<Duration>,
     pub seed: u64,
+    /// The ghostbench executable to run each probe in (as `probe --child`);
+    /// `None` runs them in this process, unprotected from SIGBUS or a crash.
+    pub exe: Option<PathBuf>,
     pub command_line: Vec<String>,
+}
+
+impl Default for ProbeOptions {
+    /// The CLI's defaults (every probe, full sweeps, seed 1), in this process.
+    fn default() -> Self {
+        ProbeOptions {
+            only: ProbeKind::ALL.to_vec(),
+            quick: false,
+            budget: None,
+            seed: 1,
+            exe: None,
+            command_line: Vec::new(),
+        }
+    }
 }
 
 impl ProbeOptions {
@@ -250,8 +139,17 @@ impl ProbeOptions {
     }
 }
 
-/// The whole `probe` result: what `--json` writes (docs/json-schema.md).
-#[derive(Debug, Clone, Serialize)]
+/// What `run` tells the caller: probe `probe` (the `done`-th of `total`) starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub probe: ProbeKind,
+    pub done: usize,
+    pub total: usize,
+}
+
+/// The whole `probe` result, as facts; `render::json` writes it for `--json`
+/// (docs/json-schema.md).
+#[derive(Debug, Clone)]
 pub struct ProbeReport {
     pub schema: &'static str,
     pub schema_version: u32,

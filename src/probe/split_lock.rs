@@ -15,7 +15,7 @@
 
 use super::kernel::{self, SplitLockHandling};
 use super::timing::{self, Budget};
-use super::{Details, Outcome, Settings, Status};
+use super::types::{Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 
 /// One (operand size, offset) cell.
@@ -47,6 +47,9 @@ pub struct SplitLock {
     /// Median ns of an aligned locked add, 4 and 8 bytes.
     pub aligned_ns_4: Option<f64>,
     pub aligned_ns_8: Option<f64>,
+    /// The aligned cost over both sizes (the median of the two): the base of
+    /// `split_ratio`.
+    pub aligned_ns: Option<f64>,
     /// Median ns of a split lock over both sizes, and its ratio to aligned.
     pub split_ns: Option<f64>,
     pub split_ratio: Option<f64>,
@@ -85,7 +88,9 @@ pub fn crosses(offset: u32, size: u32) -> bool {
     offset as usize % LINE + size as usize > LINE
 }
 
-pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
+/// Sweep every (size, offset) cell; the status is `partial` when no split
+/// lock was timed.
+pub fn run(settings: &Settings, budget: &Budget) -> Outcome<SplitLock> {
     let handling = kernel::split_lock_handling();
     let mut notes = Vec::new();
     let mut buffer = Box::new(Lines([0; 2 * LINE]));
@@ -119,9 +124,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
                     continue;
                 }
                 if budget.below(0.5) {
-                    notes.push(
-                        "stopped the in-line sweep early: half the time bound was spent".into(),
-                    );
+                    notes.push(Note::InLineSweepStopped);
                     break 'rounds;
                 }
                 // SAFETY: offset + size <= 64 < 128 bytes of the owned buffer.
@@ -137,17 +140,9 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
     // Split locks: calibrate with one, then a small, bounded sweep.
     let split_allowed = settings.split_locks && !handling.fatal;
     if handling.fatal {
-        notes.push(
-            "split_lock_detect=fatal: the kernel kills split lockers with SIGBUS, so no split \
-             lock was executed"
-                .into(),
-        );
+        notes.push(Note::SplitLocksFatal);
     } else if !settings.split_locks {
-        notes.push(
-            "split locks not run: the first one killed the probe with SIGBUS (the kernel treats \
-             split locks as fatal here)"
-                .into(),
-        );
+        notes.push(Note::SplitLocksKilled);
     }
     if split_allowed {
         if settings.faults.sigbus {
@@ -239,44 +234,19 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
             .filter(|x| x.is_finite())
             .collect::<Vec<_>>(),
     );
+    details.aligned_ns = finite(aligned_both);
     details.split_ns = finite(timing::median(&split_values));
-    details.split_ratio = details
-        .split_ns
-        .zip(finite(aligned_both))
-        .map(|(s, a)| s / a);
-
-    let crossing_text = format!(
-        "crossing offsets {} (4 B), {} (8 B)",
-        timing::ranges(&details.crossing_offsets_4),
-        timing::ranges(&details.crossing_offsets_8)
-    );
-    let (status, finding) = match (details.split_ns, details.split_ratio) {
-        (Some(split), Some(ratio)) => (
-            Status::Ok,
-            format!(
-                "a split lock costs {} = {:.0}× an aligned locked add ({}); {crossing_text}; \
-                 kernel: {}",
-                crate::report::units::value(split, crate::run::metric::Unit::Nanoseconds),
-                ratio,
-                crate::report::units::value(aligned_both, crate::run::metric::Unit::Nanoseconds),
-                handling.mode
-            ),
-        ),
-        _ => (
-            Status::Partial,
-            format!(
-                "split locks not measured; an aligned locked add costs {}; {crossing_text}; \
-                 kernel: {}",
-                crate::report::units::value(aligned_both, crate::run::metric::Unit::Nanoseconds),
-                handling.mode
-            ),
-        ),
+    details.split_ratio = details.split_ns.zip(details.aligned_ns).map(|(s, a)| s / a);
+    let status = if details.split_ratio.is_some() {
+        Status::Ok
+    } else {
+        Status::Partial
     };
     Outcome {
         status,
-        finding,
+        failure: None,
         notes,
-        details: Details::SplitLock(details),
+        details,
     }
 }
 

@@ -15,7 +15,7 @@
 
 use super::kernel::{self, Thp};
 use super::timing::{self, Budget, SplitMix};
-use super::{Details, Outcome, Settings, Status};
+use super::types::{Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -64,7 +64,7 @@ struct Region {
 }
 
 impl Region {
-    fn new(len: usize, pages: Pages) -> Result<Region, String> {
+    fn new(len: usize, pages: Pages) -> Result<Region, Note> {
         let map_len = len.div_ceil(HUGE) * HUGE + HUGE;
         // SAFETY: a fresh private anonymous mapping; checked for MAP_FAILED.
         let map = unsafe {
@@ -78,11 +78,10 @@ impl Region {
             )
         };
         if map == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of {} failed: {}",
-                timing::bytes(map_len as u64),
-                std::io::Error::last_os_error()
-            ));
+            return Err(Note::MapFailed {
+                bytes: map_len as u64,
+                error: std::io::Error::last_os_error().to_string(),
+            });
         }
         let map = map.cast::<u8>();
         let ptr = (map as usize).div_ceil(HUGE) * HUGE;
@@ -136,7 +135,7 @@ fn measure(
     pages: Pages,
     settings: &Settings,
     max_nodes: u64,
-) -> Result<(Row, f64), String> {
+) -> Result<(Row, f64), Note> {
     let stride = (size / max_nodes).max(64).next_power_of_two();
     let nodes = (size / stride) as usize;
     let setup = Instant::now();
@@ -199,7 +198,7 @@ fn measure(
     ))
 }
 
-pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
+pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Tlb> {
     let mut thp = kernel::thp();
     if settings.faults.nothp {
         thp = Thp {
@@ -222,10 +221,9 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
     if thp.available {
         modes.push(Pages::Huge);
     } else {
-        notes.push(format!(
-            "no transparent huge pages (transparent_hugepage/enabled: {}): only 4 KiB pages measured",
-            thp.enabled.as_deref().unwrap_or("missing")
-        ));
+        notes.push(Note::NoTransparentHugePages {
+            enabled: thp.enabled.clone(),
+        });
     }
     let mut rows = Vec::new();
     // (size, setup seconds, chase seconds) of the last size measured.
@@ -236,11 +234,10 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
         if let Some((last_size, setup, chase)) = last {
             let estimate = (setup * (size as f64 / last_size as f64) + chase) * 1.2;
             if estimate > budget.remaining().as_secs_f64() {
-                notes.push(format!(
-                    "stopped before {}: the time bound ({:.1} s) would be exceeded",
-                    timing::bytes(size),
-                    budget.limit().as_secs_f64()
-                ));
+                notes.push(Note::StoppedBeforeSize {
+                    bytes: size,
+                    budget_s: budget.limit().as_secs_f64(),
+                });
                 status = Status::Partial;
                 break;
             }
@@ -265,11 +262,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
     if thp.available {
         let huge_rows: Vec<&Row> = rows.iter().filter(|r| r.pages == Pages::Huge).collect();
         if !huge_rows.is_empty() && huge_rows.iter().all(|r| r.huge_bytes == Some(0)) {
-            notes.push(
-                "madvise(MADV_HUGEPAGE) was accepted but no huge pages were obtained \
-                 (fragmented memory or defrag=never?)"
-                    .into(),
-            );
+            notes.push(Note::NoHugePagesObtained);
         }
     }
     let largest = rows.iter().map(|r| r.working_set_bytes).max().unwrap_or(0);
@@ -279,34 +272,16 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome {
             .map(|r| r.ns_per_access)
     };
     let small_over_huge = at(Pages::Small).zip(at(Pages::Huge)).map(|(s, h)| s / h);
-    let finding = match (at(Pages::Small), at(Pages::Huge)) {
-        (Some(s), Some(h)) => format!(
-            "at {} a random access costs {:.1} ns on 4 KiB pages and {:.1} ns on huge pages \
-             ({:.2}×): page walks add ~{:.1} ns; THP: {}",
-            timing::bytes(largest),
-            s,
-            h,
-            s / h,
-            s - h,
-            thp.enabled.as_deref().unwrap_or("n/a")
-        ),
-        (Some(s), None) => format!(
-            "at {} a random access costs {:.1} ns on 4 KiB pages; huge pages not available",
-            timing::bytes(largest),
-            s
-        ),
-        _ => "no measurement".into(),
-    };
     Outcome {
         status,
-        finding,
+        failure: None,
         notes,
-        details: Details::Tlb(Tlb {
+        details: Tlb {
             thp,
             max_working_set_bytes: max_set,
             largest_measured_bytes: largest,
             small_over_huge,
             rows,
-        }),
+        },
     }
 }

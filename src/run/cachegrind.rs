@@ -7,20 +7,17 @@
 //! difference is in layout or the front end, which cachegrind does not model.
 //!
 //! This module owns: checking that valgrind is usable ([`availability`]),
-//! running one simulation with a timeout ([`simulate`]), and parsing
-//! cachegrind's out-file format ([`parse_out_file`]). It does not decide when
-//! to simulate; the runner does.
+//! running one simulation with a timeout ([`simulate`], started by
+//! [`super::launch`]), and parsing cachegrind's out-file format
+//! ([`parse_out_file`]). It does not decide when to simulate; the runner does.
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
-use std::io::Read;
-use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
+use super::capture::Keep;
+use super::error::{RunError, ToolError};
+use super::launch::{self, Launch};
+use super::spawn::{self, Exit};
 use anyhow::{bail, Context};
 
 /// Cachegrind's counts for one command, plus the derived cycle estimate.
@@ -84,26 +81,27 @@ impl Simulated {
 }
 
 /// `valgrind --version` (e.g. "valgrind-3.19.0"), or why it is unusable
-/// (e.g. "valgrind not found on PATH"). Cheap enough to call once per
-/// experiment so the report can say which valgrind produced the numbers.
-pub fn availability() -> Result<String, String> {
-    let out = Command::new("valgrind")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output();
-    match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err("valgrind not found on PATH".to_string())
-        }
-        Err(e) => Err(format!("valgrind could not be started: {e}")),
-        Ok(o) if !o.status.success() => Err(format!(
-            "`valgrind --version` failed ({})",
-            describe_status(o.status)
-        )),
-        Ok(o) => {
-            let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
+/// ([`ToolError::Missing`] when it is not on PATH). Cheap enough to call once
+/// per experiment so the report can say which valgrind produced the numbers.
+pub fn availability() -> Result<String, ToolError> {
+    let unusable = |cause: String| ToolError::Unusable {
+        tool: "valgrind".into(),
+        cause,
+    };
+    let argv = ["valgrind".to_string(), "--version".to_string()];
+    let version = Launch {
+        stdout: Some(Keep::Head(4096)),
+        ..Launch::new(&argv)
+    };
+    match version.run_ok() {
+        Err((RunError::NotFound { .. }, _)) => Err(ToolError::Missing {
+            tool: "valgrind".into(),
+        }),
+        Err((e, _)) => Err(unusable(format!("`valgrind --version`: {e}"))),
+        Ok(out) => {
+            let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
             if version.is_empty() {
-                Err("`valgrind --version` printed nothing".to_string())
+                Err(unusable("`valgrind --version` printed nothing".into()))
             } else {
                 Ok(version)
             }
@@ -111,9 +109,7 @@ pub fn availability() -> Result<String, String> {
     }
 }
 
-/// How many bytes of the command's stderr we keep for error messages.
-const STDERR_TAIL_BYTES: usize = 16 * 1024;
-/// How many lines of that tail an error message shows.
+/// How many lines of the command's stderr an error message shows.
 const STDERR_TAIL_LINES: usize = 12;
 
 /// Run `argv` once under `valgrind --tool=cachegrind --cache-sim=yes` with
@@ -133,7 +129,7 @@ const STDERR_TAIL_LINES: usize = 12;
 pub fn simulate(
     argv: &[String],
     env: &[(String, String)],
-    input: Option<&std::path::Path>,
+    input: Option<&Path>,
     timeout: Duration,
 ) -> anyhow::Result<Simulated> {
     let Some(program) = argv.first() else {
@@ -144,96 +140,51 @@ pub fn simulate(
         bail!("cannot simulate `{program}`: program name starts with '-'");
     }
     let shown = argv.join(" ");
-    let dir = PrivateDir::create().context("creating a directory for cachegrind output")?;
-    let mut out_opt = OsString::from("--cachegrind-out-file=");
-    out_opt.push(dir.path().join("cachegrind.out.%p"));
-
-    let stdin = match input {
-        Some(path) => Stdio::from(
-            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        ),
-        None => Stdio::null(),
+    let dir = launch::scratch_dir("ghostbench-cg-")
+        .context("creating a directory for cachegrind output")?;
+    let out_dir = dir
+        .path()
+        .to_str()
+        .context("the temporary directory's path is not UTF-8")?;
+    let mut words: Vec<String> = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=yes",
+        "--trace-children=yes",
+        "--quiet",
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect();
+    words.push(format!("--cachegrind-out-file={out_dir}/cachegrind.out.%p"));
+    words.extend(argv.iter().cloned());
+    let run = Launch {
+        env,
+        stdin: input,
+        timeout: Some(timeout),
+        stdout: None,
+        ..Launch::new(&words)
     };
-    let mut cmd = Command::new("valgrind");
-    cmd.arg("--tool=cachegrind")
-        .arg("--cache-sim=yes")
-        .arg("--trace-children=yes")
-        .arg("--quiet")
-        .arg(out_opt)
-        .args(argv)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(stdin)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let outcome = match run.run() {
+        Ok(outcome) => outcome,
+        Err(RunError::NotFound { .. }) => {
             bail!("cannot simulate `{shown}`: valgrind not found on PATH")
         }
         Err(e) => return Err(e).context(format!("starting valgrind for `{shown}`")),
     };
-
-    let tail = Arc::new(Mutex::new(VecDeque::<u8>::new()));
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    if let Some(mut stderr) = child.stderr.take() {
-        let tail = Arc::clone(&tail);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut t) = tail.lock() {
-                    t.extend(&buf[..n]);
-                    let excess = t.len().saturating_sub(STDERR_TAIL_BYTES);
-                    t.drain(..excess);
-                }
-            }
-            let _ = done_tx.send(());
-        });
-    }
-
-    let deadline = Instant::now().checked_add(timeout);
-    let status = loop {
-        if let Some(status) = child.try_wait().context("waiting for valgrind")? {
-            break status;
-        }
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            if let Ok(pgid) = i32::try_from(child.id()) {
-                // SAFETY: kill has no memory-safety preconditions; the
-                // negative pid targets the process group we created.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = done_rx.recv_timeout(Duration::from_millis(500));
-            bail!(
-                "`{shown}` timed out after {:.1} s under valgrind (cachegrind runs \
-                 programs 20-100x slower; raise --timeout){}",
-                timeout.as_secs_f64(),
-                format_tail(&tail)
-            );
-        }
-        let nap = deadline
-            .map(|d| d.saturating_duration_since(now))
-            .unwrap_or(Duration::MAX)
-            .min(Duration::from_millis(20));
-        std::thread::sleep(nap);
-    };
-    // A daemonised grandchild could hold stderr open forever; don't wait
-    // for it long, the tail we have is good enough.
-    let _ = done_rx.recv_timeout(Duration::from_millis(500));
-
-    if !status.success() {
-        bail!(
-            "`{shown}` failed under valgrind ({}){}",
-            describe_status(status),
-            format_tail(&tail)
-        );
+    let tail = format_tail(&outcome.stderr_tail);
+    match outcome.exit {
+        Exit::Code(0) => {}
+        Exit::TimedOut => bail!(
+            "`{shown}` timed out after {:.1} s under valgrind (cachegrind runs \
+             programs 20-100x slower; raise --timeout){tail}",
+            timeout.as_secs_f64()
+        ),
+        Exit::Interrupted => bail!("`{shown}` under valgrind: interrupted by Ctrl-C"),
+        exit => bail!(
+            "`{shown}` failed under valgrind ({}){tail}",
+            exit.describe()
+        ),
     }
     read_out_files(dir.path()).with_context(|| format!("reading cachegrind output for `{shown}`"))
 }
@@ -326,82 +277,24 @@ pub fn parse_out_file(text: &str) -> anyhow::Result<Simulated> {
     Ok(sim)
 }
 
-/// "exit status 1" / "killed by signal 9".
-fn describe_status(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        (None, None) => status.to_string(),
-    }
-}
-
-/// "; last stderr lines:\n  …" or "" when there was no output.
-fn format_tail(tail: &Mutex<VecDeque<u8>>) -> String {
-    let bytes: Vec<u8> = match tail.lock() {
-        Ok(t) => t.iter().copied().collect(),
-        Err(_) => return String::new(),
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+/// "; last stderr lines:\n  …", or "; no stderr output".
+fn format_tail(stderr: &[u8]) -> String {
+    let lines = spawn::last_lines(stderr, STDERR_TAIL_LINES);
     if lines.is_empty() {
         return "; no stderr output".to_string();
     }
-    let start = lines.len().saturating_sub(STDERR_TAIL_LINES);
     let mut out = String::from("; last stderr lines:");
-    for line in &lines[start..] {
+    for line in &lines {
         out.push_str("\n  ");
         out.push_str(line);
     }
     out
 }
 
-/// A fresh 0700 directory under the system temp dir, removed on drop.
-///
-/// `tempfile` is only a dev-dependency of the crate, so the runtime code
-/// makes its own: `create_dir` fails if the name exists, so a name collision
-/// or a planted directory is an error rather than a hijack.
-struct PrivateDir(PathBuf);
-
-impl PrivateDir {
-    fn create() -> std::io::Result<PrivateDir> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        let mut last_err = None;
-        for _ in 0..16 {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            let name = format!(
-                "ghostbench-cg-{}-{}-{nanos:08x}",
-                std::process::id(),
-                SEQ.fetch_add(1, Ordering::Relaxed)
-            );
-            let path = base.join(name);
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(PrivateDir(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last_err.unwrap_or_else(|| std::io::Error::other("no unique temp dir name")))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     /// Header and summary copied from a real run on this project's VM:
     /// `valgrind --tool=cachegrind --cache-sim=yes /bin/true` (3.19.0).
@@ -418,6 +311,8 @@ fn=__libc_start_main@@GLIBC_2.34
 summary: 127679 1075 1072 29390 1225 1013 10265 344 311
 ";
 
+    /// Whether valgrind is usable; says loudly when not, and under `CI=true`
+    /// a missing or broken valgrind fails the test instead of skipping it.
     fn valgrind_or_skip() -> bool {
         match availability() {
             Ok(v) => {
@@ -425,7 +320,11 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
                 true
             }
             Err(why) => {
-                eprintln!("skipping: {why}");
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "CI=true but the test would be skipped: {why}"
+                );
+                eprintln!("skipped: {why}");
                 false
             }
         }
@@ -551,7 +450,7 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
         let err = simulate(&argv, &[], None, Duration::from_secs(60)).unwrap_err();
         let msg = format!("{err:#}");
         eprintln!("{msg}");
-        assert!(msg.contains("exit status"), "{msg}");
+        assert!(msg.contains("exit code"), "{msg}");
         assert!(msg.contains("No such file"), "{msg}");
     }
 
@@ -568,7 +467,7 @@ summary: 127679 1075 1072 29390 1225 1013 10265 344 311
             "{:#}",
             simulate(&argv, &[], None, Duration::from_secs(60)).unwrap_err()
         );
-        assert!(msg.contains("exit status 3"), "{msg}");
+        assert!(msg.contains("exit code 3"), "{msg}");
         assert!(msg.contains("boom"), "{msg}");
     }
 

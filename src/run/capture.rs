@@ -1,6 +1,7 @@
 //! Where a run's standard streams go: stdin from /dev/null (or `--input`, rewound
 //! for every run), stdout and stderr into two in-memory files (memfd) that live
-//! for the whole experiment.
+//! for the whole experiment (stdout to /dev/null for a tool whose output
+//! nobody reads).
 //!
 //! Files instead of pipes, because a pipe must be created, pumped while the
 //! command runs and closed for every run: that was most of what ghostbench paid
@@ -46,6 +47,8 @@ pub struct Capture {
     stderr: File,
     /// Bytes of stderr's tail kept per run.
     stderr_keep: usize,
+    /// stdout goes to /dev/null ([`Capture::discard_stdout`]).
+    discard_stdout: bool,
 }
 
 impl Capture {
@@ -59,7 +62,16 @@ impl Capture {
             stdout: output_file(c"ghostbench-stdout")?,
             stderr: output_file(c"ghostbench-stderr")?,
             stderr_keep: STDERR_TAIL,
+            discard_stdout: false,
         })
+    }
+
+    /// Send stdout to /dev/null (a tool whose output nobody reads, which may
+    /// write a lot of it).
+    pub fn discard_stdout(&mut self) -> Result<()> {
+        self.stdout = null_output()?;
+        self.discard_stdout = true;
+        Ok(())
     }
 
     /// Keep up to `bytes` of stderr's tail per run instead of [`STDERR_TAIL`]
@@ -103,7 +115,11 @@ impl Capture {
     /// Fresh output files, for when processes the run left behind still hold
     /// the old ones: their later writes must not land in the next run's output.
     pub fn renew(&mut self) -> Result<()> {
-        self.stdout = output_file(c"ghostbench-stdout")?;
+        self.stdout = if self.discard_stdout {
+            null_output()?
+        } else {
+            output_file(c"ghostbench-stdout")?
+        };
         self.stderr = output_file(c"ghostbench-stderr")?;
         Ok(())
     }
@@ -133,6 +149,15 @@ fn take(file: &mut File, part: Keep) -> Result<(Vec<u8>, u64)> {
     file.seek(SeekFrom::Start(0))
         .context("cannot rewind captured output")?;
     Ok((bytes, size))
+}
+
+/// /dev/null for writing.
+fn null_output() -> Result<File> {
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .context("cannot open /dev/null")?;
+    Ok(File::from(above_standard(null.into())?))
 }
 
 /// An anonymous in-memory file; an unnamed temporary file where memfd is missing.

@@ -6,9 +6,9 @@
 //! child *before* it execs ([`attach`]), and reading them back, scaled for
 //! multiplexing, once the child has exited ([`ChildCounters::read`]).
 //!
-//! It does not spawn anything itself. The runner forks the child, keeps it
-//! blocked (for example on a pipe read in a `pre_exec` hook) while [`attach`]
-//! runs, and then releases it. Because the counters are opened with
+//! It does not spawn anything itself. The runner's launcher (`run::spawn`)
+//! forks the child, keeps it blocked on a gate pipe while [`attach`] runs,
+//! and then releases it; the tests here start their children the same way. Because the counters are opened with
 //! `enable_on_exec`, nothing the child does before `execve` is counted, and
 //! because they are opened with `inherit`, everything the command forks is.
 //!
@@ -264,115 +264,46 @@ fn scale(count: u64, enabled_ns: u128, running_ns: u128) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::capture::{Capture, Keep};
+    use crate::run::spawn::{spawn, SpawnRequest};
     use perf_event::events::Software;
-    use std::io::Read;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command, Stdio};
-    use std::thread::JoinHandle;
-
-    /// A child that has forked but not exec'd: it sits in `pre_exec`,
-    /// blocked on a pipe read, until [`Held::release`].
-    ///
-    /// `Command::spawn` itself blocks until the child execs (std waits on a
-    /// CLOEXEC pipe to learn whether exec failed), so it must run on another
-    /// thread; the child reports its pid through a second pipe.
-    struct Held {
-        pid: i32,
-        go: Option<OwnedFd>,
-        spawner: JoinHandle<io::Result<Child>>,
-    }
-
-    fn pipe() -> (OwnedFd, OwnedFd) {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 writes two fds into the array we own.
-        let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-        assert_eq!(rc, 0, "pipe2: {}", io::Error::last_os_error());
-        // SAFETY: both fds are fresh and owned by nobody else.
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-    }
-
-    fn spawn_held(mut cmd: Command) -> io::Result<Held> {
-        let (ready_r, ready_w) = pipe();
-        let (go_r, go_w) = pipe();
-        let (ready_w_raw, go_r_raw, go_w_raw) =
-            (ready_w.as_raw_fd(), go_r.as_raw_fd(), go_w.as_raw_fd());
-        // SAFETY: the hook only calls async-signal-safe functions (close,
-        // getpid, write, read) and allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Our copy of the write end must go, or the read below could
-                // never see EOF if the parent gives up.
-                libc::close(go_w_raw);
-                let pid: libc::pid_t = libc::getpid();
-                let p = &pid as *const libc::pid_t as *const libc::c_void;
-                if libc::write(ready_w_raw, p, std::mem::size_of::<libc::pid_t>()) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let mut byte = 0u8;
-                loop {
-                    let n = libc::read(go_r_raw, &mut byte as *mut u8 as *mut libc::c_void, 1);
-                    if n == 1 {
-                        return Ok(());
-                    }
-                    if n == 0 {
-                        return Err(io::Error::from_raw_os_error(libc::ECANCELED));
-                    }
-                    if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                        return Err(io::Error::last_os_error());
-                    }
-                }
-            });
-        }
-        let spawner = std::thread::spawn(move || {
-            let child = cmd.spawn();
-            // The parent's ends the child needed, closed only after fork.
-            drop((ready_w, go_r));
-            child
-        });
-        let mut buf = [0u8; 4];
-        let mut ready = std::fs::File::from(ready_r);
-        if let Err(e) = ready.read_exact(&mut buf) {
-            drop(go_w);
-            let spawn_err = spawner
-                .join()
-                .map_err(|_| io::Error::other("spawner panicked"))?;
-            return Err(spawn_err.err().unwrap_or(e));
-        }
-        Ok(Held {
-            pid: i32::from_ne_bytes(buf),
-            go: Some(go_w),
-            spawner,
-        })
-    }
-
-    impl Held {
-        /// Let the child exec, then wait for it; returns its wall time.
-        fn release_and_wait(mut self) -> std::time::Duration {
-            let start = std::time::Instant::now();
-            let go = self.go.take().expect("go pipe");
-            let mut go = std::fs::File::from(go);
-            std::io::Write::write_all(&mut go, b"x").expect("release child");
-            drop(go);
-            let mut child = self.spawner.join().expect("join").expect("spawn");
-            let status = child.wait().expect("wait");
-            assert!(status.success(), "child failed: {status}");
-            start.elapsed()
-        }
-    }
+    use std::time::Duration;
 
     /// A shell that forks a busy grandchild and only waits for it itself.
     /// `; true` stops the outer shell from exec'ing the inner one, so the
-    /// busy work really happens in a separate, inherited process.
-    fn busy_grandchild(iterations: u32) -> Command {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "sh -c 'i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); done'; true"
-            ))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null());
-        cmd
+    /// busy work really happens in a separate, inherited process. It is
+    /// started the way the runner starts a run with `--counters`: held
+    /// before exec while `attach` gets its pid. Returns what `attach`
+    /// returned and the run's wall time.
+    fn run_busy_grandchild<T>(iterations: u32, mut attach: impl FnMut(i32) -> T) -> (T, Duration) {
+        let argv = vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            format!("sh -c 'i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); done'; true"),
+        ];
+        let program =
+            crate::run::command::resolve_program("sh", std::env::var_os("PATH")).expect("sh");
+        let mut attached = None;
+        let mut hook = |pid: i32| {
+            attached = Some(attach(pid));
+            Ok(())
+        };
+        let outcome = spawn(
+            &SpawnRequest {
+                program: &program,
+                argv: &argv,
+                extra_env: &[],
+                pin: None,
+                timeout: None,
+                poll: false,
+                stdout: Keep::Tail(1024),
+            },
+            &mut Capture::new(None).expect("capture"),
+            Some(&mut hook),
+        )
+        .expect("spawn held child");
+        assert!(outcome.exit.success(), "child failed: {:?}", outcome.exit);
+        (attached.expect("the hook ran"), outcome.wall)
     }
 
     #[test]
@@ -457,9 +388,7 @@ mod tests {
 
     #[test]
     fn attach_hardware_to_held_child_works_or_fails_cleanly() {
-        let held = spawn_held(busy_grandchild(1000)).expect("spawn held child");
-        let attached = attach(held.pid, &CounterKind::ALL);
-        held.release_and_wait();
+        let (attached, _) = run_busy_grandchild(1000, |pid| attach(pid, &CounterKind::ALL));
         match (attached, availability()) {
             (Ok(counters), _) => {
                 let values = counters.read();
@@ -471,9 +400,7 @@ mod tests {
             }
             (Err(e), Availability::Available(kinds)) => {
                 // Some kinds may be missing on this PMU; the listed ones must open.
-                let held = spawn_held(busy_grandchild(1000)).expect("spawn held child");
-                let ok = attach(held.pid, &kinds);
-                held.release_and_wait();
+                let (ok, _) = run_busy_grandchild(1000, |pid| attach(pid, &kinds));
                 let values = ok.expect("available counters open").read();
                 eprintln!("all-kinds attach failed ({e}), available ones read {values:?}");
             }
@@ -485,18 +412,19 @@ mod tests {
     /// machine has.
     #[test]
     fn software_event_counts_whole_command_from_exec() {
-        let held = spawn_held(busy_grandchild(100_000)).expect("spawn held child");
-        let inherited = open_event_on_child(held.pid, Software::TASK_CLOCK, true);
-        let own_only = open_event_on_child(held.pid, Software::TASK_CLOCK, false);
+        let ((inherited, own_only), wall) = run_busy_grandchild(100_000, |pid| {
+            (
+                open_event_on_child(pid, Software::TASK_CLOCK, true),
+                open_event_on_child(pid, Software::TASK_CLOCK, false),
+            )
+        });
         let (mut inherited, mut own_only) = match (inherited, own_only) {
             (Ok(a), Ok(b)) => (a, b),
             (a, b) => {
-                held.release_and_wait();
                 eprintln!("skipping: software events unavailable: {a:?} {b:?}");
                 return;
             }
         };
-        let wall = held.release_and_wait();
         let total = scaled_value(&mut inherited).expect("task-clock ran");
         let outer = scaled_value(&mut own_only).unwrap_or(0);
         eprintln!(
@@ -513,7 +441,7 @@ mod tests {
             "inherit added nothing: {total} vs {outer}"
         );
         // Counting starts at exec and stops at exit: never more CPU time
-        // than wall time since release on one core each (two processes
+        // than the run's wall time (which starts before the fork) on one core each (two processes
         // never run at once here, so 1× wall plus slack is a hard bound).
         assert!(
             (total as u128) < wall.as_nanos() + 50_000_000,

@@ -5,15 +5,17 @@
 //! `MockExecutor` does).
 
 use super::metric::{MetricValue, Unit};
-use super::{Prepared, RunFailure, RunRecord};
+use super::{Prepared, RunError, RunFailure, RunRecord};
+use std::time::Duration;
 
 /// Runs benchmark commands for an experiment's loop.
 pub trait Executor {
-    /// Run `command` once and extract its metrics.
+    /// Run `command` once and extract its metrics. `build` is its index in
+    /// the report's list of commands or builds.
     fn run(
         &mut self,
         command: &Prepared,
-        side: usize,
+        build: usize,
         round: usize,
         warmup: bool,
     ) -> Result<RunRecord, RunFailure>;
@@ -35,11 +37,11 @@ impl Executor for super::Runner {
     fn run(
         &mut self,
         command: &Prepared,
-        side: usize,
+        build: usize,
         round: usize,
         warmup: bool,
     ) -> Result<RunRecord, RunFailure> {
-        super::Runner::run(self, command, side, round, warmup)
+        super::Runner::run(self, command, build, round, warmup)
     }
 
     fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
@@ -60,8 +62,8 @@ impl Executor for super::Runner {
 pub enum Step {
     /// The run takes this many seconds of wall time (the `wall` metric).
     Wall(f64),
-    /// The command fails with this cause (e.g. a crash).
-    Fail(String),
+    /// The command fails with this error (e.g. a crash: `RunError::Signal(11)`).
+    Fail(RunError),
     /// The command runs past `--timeout`.
     Timeout,
     /// Ctrl-C arrives during this run.
@@ -75,7 +77,7 @@ pub type Script = Box<dyn FnMut(usize, &str) -> Step>;
 /// A scripted executor: no process is started and no time passes.
 pub struct MockExecutor {
     script: Script,
-    /// Every call so far: (command name, side, round, warm-up).
+    /// Every call so far: (command name, build, round, warm-up).
     pub calls: Vec<(String, usize, usize, bool)>,
     /// Labels of the unmeasured commands run (`--setup`, `--cleanup`).
     pub unmeasured: Vec<String>,
@@ -97,22 +99,21 @@ impl Executor for MockExecutor {
     fn run(
         &mut self,
         command: &Prepared,
-        side: usize,
+        build: usize,
         round: usize,
         warmup: bool,
     ) -> Result<RunRecord, RunFailure> {
         let name = command.spec.name.clone();
         let step = (self.script)(self.calls.len(), &name);
-        self.calls.push((name.clone(), side, round, warmup));
-        let failure = |cause: String, interrupted: bool| RunFailure {
+        self.calls.push((name.clone(), build, round, warmup));
+        let failure = |error: RunError| RunFailure {
             command_name: name.clone(),
-            cause,
-            interrupted,
+            error,
             last_output: vec![format!("{name}: last line")],
         };
         match step {
             Step::Wall(seconds) => Ok(RunRecord {
-                side,
+                build,
                 round,
                 warmup,
                 wall_s: seconds,
@@ -128,11 +129,11 @@ impl Executor for MockExecutor {
                 }],
                 counters: Vec::new(),
             }),
-            Step::Fail(cause) => Err(failure(cause, false)),
-            Step::Timeout => Err(failure("timed out after 1 s".into(), false)),
+            Step::Fail(error) => Err(failure(error)),
+            Step::Timeout => Err(failure(RunError::Timeout(Duration::from_secs(1)))),
             Step::Interrupt => {
                 self.interrupted = true;
-                Err(failure("interrupted".into(), true))
+                Err(failure(RunError::Interrupted))
             }
         }
     }

@@ -2,14 +2,18 @@
 //!
 //! It owns the per-run concerns of docs/architecture.md §4: environment jitter, pinning,
 //! `--prepare`, timeouts, metric extraction, perf counters, and the one-line
-//! failure causes with the command's last output lines.
+//! failure causes ([`RunFailure`]) with the command's last output lines.
+//! Every process ghostbench starts goes through `spawn` (benchmark runs,
+//! here) or `launch` (tools and builds, on `spawn`).
 
 pub mod cachegrind;
 pub mod capture;
 pub mod command;
 pub mod counters;
 pub mod environment;
+pub mod error;
 pub mod executor;
+pub mod launch;
 pub mod metric;
 pub mod regex_metric;
 pub mod spawn;
@@ -18,6 +22,7 @@ use anyhow::{Context, Result};
 use capture::{Capture, Keep};
 use command::CommandSpec;
 use counters::{ChildCounters, CounterKind};
+pub use error::{RunError, RunFailure, ToolError};
 use metric::{MetricSpec, MetricValue};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -53,8 +58,10 @@ pub struct RunnerOptions {
 /// Everything recorded about one measured (or warm-up) run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// Index of the command (0 = A, 1 = B).
-    pub side: usize,
+    /// Index of the command or build in the report's list: `compare`'s
+    /// commands (0 = A, 1 = B), `layout`'s builds. The JSON key is `side`.
+    #[serde(rename = "side")]
+    pub build: usize,
     pub round: usize,
     pub warmup: bool,
     pub wall_s: f64,
@@ -90,16 +97,6 @@ pub struct Imported {
     pub layouts: Option<Vec<String>>,
 }
 
-/// Why a run could not produce its metrics.
-#[derive(Debug, Clone, Serialize, thiserror::Error)]
-#[error("{command_name}: {cause}")]
-pub struct RunFailure {
-    pub command_name: String,
-    pub cause: String,
-    pub interrupted: bool,
-    pub last_output: Vec<String>,
-}
-
 /// How an experiment ended, with the cause when it did not finish. Shared by the
 /// verbs that run commands; each brings its own `State` enum.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -123,7 +120,7 @@ impl<S> Status<S> {
     /// The status after a run failed: `interrupted` for Ctrl-C, else `failed`
     /// with the cause and the command's last output.
     pub fn from_failure(failure: RunFailure, interrupted: S, failed: S) -> Self {
-        if failure.interrupted {
+        if failure.is_interrupted() {
             return Status::new(interrupted, Some("interrupted by Ctrl-C".into()));
         }
         Status {
@@ -195,17 +192,18 @@ impl Runner {
     }
 
     /// Run `command` once (after `--prepare`) and extract every metric.
+    /// `build` is the command's index in the report's list (see [`RunRecord::build`]).
     pub fn run(
         &mut self,
         command: &Prepared,
-        side: usize,
+        build: usize,
         round: usize,
         warmup: bool,
     ) -> Result<RunRecord, RunFailure> {
         if let Some(prepare) = &self.prepare {
             let outcome = spawn_with(&self.options, &mut self.capture, prepare, &[], None)
-                .map_err(|e| failure(&command.spec.name, e.to_string(), &[]))?;
-            check_exit(
+                .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+            self.check_exit(
                 &outcome,
                 &format!("{} (--prepare)", command.spec.name),
                 false,
@@ -214,25 +212,26 @@ impl Runner {
         let (pad, env) = self.jitter();
         let mut attached: Option<ChildCounters> = None;
         let kinds = self.options.counters.clone();
-        let mut attach = |pid: i32| -> Result<()> {
-            attached =
-                Some(counters::attach(pid, &kinds).context("cannot attach hardware counters")?);
+        let mut attach = |pid: i32| -> Result<(), RunError> {
+            let counters = counters::attach(pid, &kinds)
+                .map_err(|e| RunError::Setup(format!("cannot attach hardware counters: {e}")))?;
+            attached = Some(counters);
             Ok(())
         };
-        let hook: Option<&mut dyn FnMut(i32) -> Result<()>> = if kinds.is_empty() {
+        let hook: Option<spawn::BeforeExec> = if kinds.is_empty() {
             None
         } else {
             Some(&mut attach)
         };
         let outcome = spawn_with(&self.options, &mut self.capture, command, &env, hook)
-            .map_err(|e| failure(&command.spec.name, format!("{e:#}"), &[]))?;
-        check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
+            .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+        self.check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
         let mut values = Vec::new();
         for spec in &self.options.metrics {
             let extracted = spec.extract(&outcome).map_err(|e| {
                 let mut tail = spawn::last_lines(&outcome.stdout, 5);
                 tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
-                failure(&command.spec.name, format!("{e:#}"), &tail)
+                failure(&command.spec.name, RunError::Metric(format!("{e:#}")), tail)
             })?;
             if let (MetricSpec::Regex(regex), false) = (spec, warmup) {
                 MatchTally::record(&mut self.tallies, regex, &extracted.several);
@@ -249,7 +248,7 @@ impl Runner {
             })
             .unwrap_or_default();
         Ok(RunRecord {
-            side,
+            build,
             round,
             warmup,
             wall_s: outcome.wall.as_secs_f64(),
@@ -270,8 +269,8 @@ impl Runner {
     /// non-zero exit is a failure labelled `label`.
     pub fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
         let outcome = spawn_with(&self.options, &mut self.capture, command, &[], None)
-            .map_err(|e| failure(label, format!("{e:#}"), &[]))?;
-        check_exit(&outcome, label, false)
+            .map_err(|e| failure(label, e, Vec::new()))?;
+        self.check_exit(&outcome, label, false)
     }
 
     /// Wall time of one plain run (used to calibrate process-start overhead).
@@ -285,6 +284,30 @@ impl Runner {
             outcome.exit.describe()
         );
         Ok(outcome.wall.as_secs_f64())
+    }
+
+    /// A non-zero exit (unless ignored), a signal, a timeout or Ctrl-C is a
+    /// failure, with the last output lines unless Ctrl-C ended it.
+    fn check_exit(
+        &self,
+        outcome: &Outcome,
+        name: &str,
+        ignore_codes: bool,
+    ) -> Result<(), RunFailure> {
+        if ignore_codes && matches!(outcome.exit, Exit::Code(_)) {
+            return Ok(());
+        }
+        let Some(error) = outcome.exit.error(self.options.timeout) else {
+            return Ok(());
+        };
+        let tail = if error == RunError::Interrupted {
+            Vec::new()
+        } else {
+            let mut tail = spawn::last_lines(&outcome.stdout, 5);
+            tail.extend(spawn::last_lines(&outcome.stderr_tail, 10));
+            tail
+        };
+        Err(failure(name, error, tail))
     }
 
     /// The jitter length for the next run and the variable that carries it.
@@ -307,8 +330,8 @@ fn spawn_with(
     capture: &mut Capture,
     command: &Prepared,
     extra_env: &[(String, String)],
-    hook: Option<&mut dyn FnMut(i32) -> Result<()>>,
-) -> Result<Outcome> {
+    hook: Option<spawn::BeforeExec>,
+) -> Result<Outcome, RunError> {
     let needs_output = options.metrics.iter().any(MetricSpec::reads_output);
     spawn::spawn(
         &SpawnRequest {
@@ -317,6 +340,7 @@ fn spawn_with(
             extra_env,
             pin: options.pin,
             timeout: options.timeout,
+            poll: false,
             stdout: if needs_output {
                 Keep::Head(METRIC_OUTPUT_BYTES)
             } else {
@@ -328,33 +352,15 @@ fn spawn_with(
     )
 }
 
-fn failure(name: &str, cause: String, last_output: &[String]) -> RunFailure {
+/// A failure of the command `name`; any failure once Ctrl-C has arrived is
+/// the interruption (its cause is a consequence of it).
+fn failure(name: &str, error: RunError, last_output: Vec<String>) -> RunFailure {
+    if spawn::interrupted() {
+        return RunFailure::new(name, RunError::Interrupted);
+    }
     RunFailure {
         command_name: name.to_string(),
-        cause,
-        interrupted: spawn::interrupted(),
-        last_output: last_output.to_vec(),
+        error,
+        last_output,
     }
-}
-
-/// A non-zero exit (unless ignored), a signal, a timeout or Ctrl-C is a failure
-/// with the last output lines.
-fn check_exit(outcome: &Outcome, name: &str, ignore_codes: bool) -> Result<(), RunFailure> {
-    if outcome.exit.success() || (ignore_codes && matches!(outcome.exit, Exit::Code(_))) {
-        return Ok(());
-    }
-    let mut failed = failure(
-        name,
-        format!("command failed: {}", outcome.exit.describe()),
-        &[],
-    );
-    if outcome.exit == Exit::Interrupted {
-        failed.interrupted = true;
-    } else {
-        failed.last_output = spawn::last_lines(&outcome.stdout, 5);
-        failed
-            .last_output
-            .extend(spawn::last_lines(&outcome.stderr_tail, 10));
-    }
-    Err(failed)
 }

@@ -19,6 +19,7 @@ pub mod mann_whitney;
 pub mod multiple;
 pub mod projection;
 pub mod sequential;
+pub mod sequential_sim;
 pub mod shift;
 pub mod verdict;
 pub mod welch;
@@ -27,10 +28,8 @@ pub use bootstrap::{ratio_of_medians, BootstrapMethod, Interval};
 pub use descriptive::{median, quantile_sorted, summarize, Summary};
 pub use mann_whitney::{mann_whitney, MannWhitney, UNullDistribution};
 pub use multiple::holm;
-pub use sequential::{
-    decided, evaluate, simulate, simulate_outcome, Look, Sequential, SimulationOutcome,
-    StoppingRule,
-};
+pub use sequential::{decided, evaluate, Look, Sequential, StoppingRule};
+pub use sequential_sim::{simulate, simulate_outcome, SimulationOutcome};
 pub use shift::{cliffs_delta, hodges_lehmann, Shift};
 pub use verdict::{decide, Verdict};
 pub use welch::{welch, Welch};

@@ -3,7 +3,8 @@
 //! misaligned members, array elements that straddle lines, false sharing, and holes
 //! worth reclaiming. Each finding carries the exact offsets and element indices.
 
-use super::{suggest, ArrayUse, StructLayout, SyncKind};
+use super::suggest;
+use super::types::{ArrayUse, StructLayout, SyncKind};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -291,7 +292,7 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
     let last_line = s.size.saturating_sub(1) / line;
     for l in 0..=last_line {
         let (start, end) = (l * line, (l + 1) * line);
-        let sync: Vec<&super::SyncMember> = s
+        let sync: Vec<&super::types::SyncMember> = s
             .sync_members
             .iter()
             .filter(|a| a.offset < end && a.offset + a.size.max(1) > start)

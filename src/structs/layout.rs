@@ -1,7 +1,7 @@
 //! Holes, padding and cache-line counts of one struct, computed the way pahole does
 //! (its `class__find_holes`), so the two tools agree number for number.
 
-use super::{RecordKind, StructLayout};
+use super::types::{RecordKind, StructLayout};
 
 /// Fill `hole_after`/`bit_hole_after` of every member and the summary numbers.
 pub fn summarize(s: &mut StructLayout, line: u64) {
@@ -108,8 +108,8 @@ pub fn boundary_before(current: &mut u64, offset: u64, line: u64) -> Option<(u64
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Member, Summary};
     use super::*;
+    use crate::structs::types::{Member, Summary};
 
     fn member(offset: u64, size: u64, bits: Option<(u64, u64)>) -> Member {
         Member {

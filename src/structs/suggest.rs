@@ -4,7 +4,7 @@
 //! atomics or locks, each gets a line of its own (`alignas(line)`); an explicit
 //! alignment is kept.
 
-use super::{RecordKind, StructLayout, SyncKind};
+use super::types::{RecordKind, StructLayout, SyncKind};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,7 +44,7 @@ fn units(s: &StructLayout) -> Vec<Unit> {
     let mut out: Vec<Unit> = Vec::new();
     let mut last_bitfield_unit: Option<u64> = None;
     for (k, m) in s.members.iter().enumerate() {
-        let display = |m: &super::Member| {
+        let display = |m: &super::types::Member| {
             let dims: String = m.array.iter().map(|d| format!("[{d}]")).collect();
             match m.bit_size {
                 Some(b) => format!("{}:{b}", m.name),

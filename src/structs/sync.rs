@@ -1,7 +1,7 @@
 //! Atomics and locks recognised by type name: C and kernel typedefs, C++ `std`
 //! classes and Rust `std`/`core` types. Pure name rules, no DWARF.
 
-use super::SyncKind;
+use super::types::SyncKind;
 
 /// C and kernel typedefs of atomics, at global scope.
 const ATOMIC_TYPEDEFS: [&str; 4] = ["atomic_t", "atomic64_t", "atomic_long_t", "atomic_flag"];

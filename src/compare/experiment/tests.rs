@@ -3,6 +3,7 @@
 use super::*;
 use crate::run::command::CommandSpec;
 use crate::run::executor::{mock_command, MockExecutor, Step};
+use crate::run::RunError;
 
 fn options() -> CompareOptions {
     let spec = |name: &str| CommandSpec {
@@ -64,7 +65,7 @@ fn a_failure_mid_run_keeps_the_runs_before_it() {
     let mut steady = steady(1.0);
     let mut mock = MockExecutor::new(move |call, name| {
         if call == 7 {
-            Step::Fail("command failed: exit code 3".into())
+            Step::Fail(RunError::Exit(3))
         } else {
             steady(call, name)
         }
@@ -122,9 +123,14 @@ fn ctrl_c_keeps_the_runs_and_the_partial_json_holds_them() {
     assert_eq!(report.runs.len(), 9);
     // Cleanup is not run after Ctrl-C, and the report says so.
     assert!(mock.unmeasured.is_empty());
-    assert!(report.notes.iter().any(|n| n.contains("--cleanup skipped")));
+    assert!(report.notes.contains(&Note::CleanupSkipped));
     // What the CLI writes on Ctrl-C: the partial report as JSON.
-    let json = crate::report::json::written(&report);
+    let json = crate::report::json::written(&crate::compare::render::json::document(&report));
+    assert!(json["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().starts_with("--cleanup skipped")));
     assert_eq!(json["status"]["state"], "interrupted");
     assert_eq!(json["runs"].as_array().unwrap().len(), 9);
 }

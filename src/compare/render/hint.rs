@@ -1,9 +1,9 @@
 //! The "to decide" sentences of `compare`: each undecided cause found by the
-//! analysis (`compare::analysis::Cause`, facts with numbers) in words, with the
-//! option that would address it.
+//! analysis (`compare::Cause`, facts with numbers) in words, with the option
+//! that would address it.
 
-use crate::compare::analysis::Cause;
-use crate::compare::Limit;
+use super::prose::percent;
+use crate::compare::{Cause, CompareReport, Limit, MetricReport};
 use crate::report::units::trimmed;
 use crate::stats::verdict::Verdict;
 
@@ -26,21 +26,22 @@ pub fn lines(causes: &[Cause], context: &Context) -> Vec<String> {
         .collect()
 }
 
-/// The sentences joined into one hint, or None when there is nothing to say.
-pub fn compare(
-    causes: &[Cause],
-    names: [&str; 2],
-    margin: f64,
-    metric: &str,
-    pinned: bool,
-) -> Option<String> {
-    let context = Context {
-        names,
-        metric,
-        margin,
-        pinned,
-    };
-    let lines = lines(causes, &context);
+impl<'a> Context<'a> {
+    /// The context of metric `m` in `report`.
+    pub fn of(report: &'a CompareReport, m: &'a MetricReport) -> Self {
+        Context {
+            names: super::prose::names(report),
+            metric: &m.name,
+            margin: report.settings.margin,
+            pinned: report.settings.pin.is_some(),
+        }
+    }
+}
+
+/// The sentences of metric `m` joined into one hint (the JSON's `hint`), or
+/// None when there is nothing to say.
+pub fn joined(report: &CompareReport, m: &MetricReport) -> Option<String> {
+    let lines = lines(&m.causes, &Context::of(report, m));
     (!lines.is_empty()).then(|| lines.join("; "))
 }
 
@@ -145,11 +146,6 @@ fn line(cause: &Cause, context: &Context, more_runs: bool) -> String {
     }
 }
 
-/// "±1%".
-fn percent(fraction: f64) -> String {
-    format!("±{}%", trimmed(fraction * 100.0))
-}
-
 /// Up to the next 0.1 (a margin that is wide enough).
 fn round_up(percent: f64) -> f64 {
     (percent * 10.0 - 1e-9).ceil() / 10.0
@@ -234,6 +230,19 @@ mod tests {
         );
         let pinned = lines(&[cause], &context(true)).remove(0);
         assert!(!pinned.contains("--pin"), "{pinned}");
+    }
+
+    #[test]
+    fn a_same_margin_on_a_tenth_is_not_rounded_up_past_it() {
+        let cause = Cause::MarginWithinBudget {
+            budget_runs: 100,
+            same_margin: 0.025,
+            direction_margin: None,
+            direction: None,
+            runs_needed: None,
+        };
+        let text = lines(&[cause], &context(false)).remove(0);
+        assert!(text.ends_with("--margin 2.5 would call it SAME"), "{text}");
     }
 
     #[test]

@@ -1,10 +1,16 @@
-//! The `compare` page of `--html`: verdict banners, the table, and per metric
-//! the distributions, the run order and the interval against the margin.
+//! The `compare` page of `--html`: the terminal report's sections (verdict
+//! banners with their intervals and what would decide them, the table, each
+//! side's summary, process start, counters, simulation, notes, warnings,
+//! settings, how it ended), and per metric the interval against the margin,
+//! the distributions and the run order.
 
 use super::cells::compare_cells;
-use crate::compare::{CompareReport, MetricReport};
+use super::hint;
+use super::prose::{self, label};
+use crate::compare::{CompareReport, MetricReport, State};
 use crate::report::escape::html as escape;
-use crate::report::html::{badge, figure, notes, page, stop_box, table};
+use crate::report::html::{badge, figure, notes, page, table};
+use crate::report::status;
 use crate::report::svg::{self, Interval, Series};
 use std::fmt::Write;
 
@@ -24,7 +30,8 @@ pub fn compares(reports: &[CompareReport]) -> String {
     page("ghostbench analyze", &bodies.join("<hr>\n"))
 }
 
-/// The body of the `compare` page.
+/// The body of the `compare` page: the terminal report's sections in its
+/// order, each metric's with its pictures.
 fn compare_body(report: &CompareReport) -> String {
     let [a, b] = [&report.commands[0], &report.commands[1]];
     let mut body = String::new();
@@ -35,20 +42,40 @@ fn compare_body(report: &CompareReport) -> String {
             escape(&crate::report::units::imported(imported))
         );
     }
+    let command =
+        |side: &str, c: &crate::run::command::CommandSpec| match prose::command_parts(side, c) {
+            (Some(name), Some(text)) => format!("{} <code>{}</code>", escape(name), escape(text)),
+            (None, Some(text)) => format!("<code>{}</code>", escape(text)),
+            (name, None) => escape(name.unwrap_or(side)),
+        };
     let _ = writeln!(
         body,
-        "<p>A = {} <code>{}</code><br>B = {} <code>{}</code></p>",
-        escape(&a.name),
-        escape(&a.text),
-        escape(&b.name),
-        escape(&b.text)
+        "<p>A = {},<br>B = {}</p>",
+        command("A", a),
+        command("B", b)
     );
-    body.push_str(&stop_box(&report.status));
+    body.push_str(&status::html(
+        &report.status,
+        report.status.state == State::Interrupted,
+        true,
+    ));
     for m in &report.metrics {
-        let _ = writeln!(body, "<p>{} {}</p>", badge(m.verdict), escape(&m.sentence));
-        if let Some(hint) = &m.hint {
-            let _ = writeln!(body, "<p class=\"note\">To decide: {}</p>", escape(hint));
+        let sentence = prose::sentence(m, prose::names(report), report.settings.margin);
+        let _ = writeln!(body, "<p>{} {}<br>", badge(m.verdict), escape(&sentence));
+        let _ = writeln!(
+            body,
+            "<span class=\"note\">{}</span>",
+            escape(&prose::validity(report, m))
+        );
+        for line in hint::lines(&m.causes, &hint::Context::of(report, m)) {
+            let _ = writeln!(
+                body,
+                "<br><span class=\"note\">{} {}</span>",
+                label::TO_DECIDE,
+                escape(&line)
+            );
         }
+        body.push_str("</p>\n");
     }
     let rows: Vec<Vec<String>> = report
         .metrics
@@ -59,33 +86,86 @@ fn compare_body(report: &CompareReport) -> String {
             row
         })
         .collect();
-    let ci = format!("{:.0}% CI", (1.0 - report.settings.alpha) * 100.0);
+    let ci = prose::ci_header(report);
     body.push_str(&table(
         &[
             "metric", "A median", "B median", "B/A", "change", &ci, "verdict",
         ],
         &rows,
     ));
-    let _ = writeln!(
-        body,
-        "<p class=\"note\">{} + {} measured runs in {:.1} s; CIs hold at {:.0}% over all looks; margin ±{}%.</p>",
-        report.measured_runs(0),
-        report.measured_runs(1),
-        report.elapsed_s,
-        (1.0 - report.settings.alpha) * 100.0,
-        crate::report::units::trimmed(report.settings.margin * 100.0)
-    );
     for m in &report.metrics {
         body.push_str(&metric_section(report, m));
     }
-    body.push_str(&notes(&report.notes));
+    body.push_str(&footer(report));
     body
 }
 
-/// One metric's pictures: its ratio CI against the margin, both distributions,
-/// and the values in the order the runs happened.
+/// Process start, counters, simulation, notes and warnings, then the
+/// settings and how it ended.
+fn footer(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let mut items: Vec<String> = Vec::new();
+    items.extend(prose::process_start(report));
+    if let Some(reason) = &report.counters.unavailable {
+        items.push(format!("{} {reason}", label::COUNTERS_UNAVAILABLE));
+    }
+    let simulation = prose::simulation(report);
+    if let Some(sim) = &simulation {
+        items.extend(sim.unavailable.iter().cloned());
+        items.extend(sim.failures.iter().cloned());
+        items.extend(sim.summary.iter().cloned());
+    }
+    items.extend(
+        prose::notes(report)
+            .into_iter()
+            .map(|n| format!("{} {n}", label::NOTE)),
+    );
+    items.extend(
+        report
+            .environment
+            .warnings()
+            .into_iter()
+            .map(|w| format!("{} {w}", label::WARNING)),
+    );
+    out.push_str(&notes(&items));
+    if !report.counters.rows.is_empty() {
+        let rows: Vec<Vec<String>> = report
+            .counters
+            .rows
+            .iter()
+            .map(|r| prose::counter_cells(r).to_vec())
+            .collect();
+        out.push_str(&table(&prose::COUNTER_HEADER, &rows));
+    }
+    if let Some(sim) = simulation.filter(|s| !s.rows.is_empty()) {
+        let rows: Vec<Vec<String>> = sim.rows.iter().map(|r| r.to_vec()).collect();
+        out.push_str(&table(&prose::SIMULATION_HEADER, &rows));
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{}<br>{}</p>",
+        escape(&prose::settings(report)),
+        escape(&prose::ending(report))
+    );
+    out
+}
+
+/// One metric: each side's summary, its ratio CI against the margin, both
+/// distributions, and the values in the order the runs happened.
 fn metric_section(report: &CompareReport, m: &MetricReport) -> String {
-    let mut out = format!("<h2>{}</h2>\n", escape(&m.name));
+    let mut out = format!("<h2>{}</h2>\n", escape(&prose::metric_heading(m)));
+    let summaries: Vec<Vec<String>> = [(0, &m.a), (1, &m.b)]
+        .into_iter()
+        .map(|(side, summary)| {
+            let mut row = vec![prose::side_label(report, side)];
+            match summary {
+                Some(s) => row.extend(prose::summary_cells(s, m.unit)),
+                None => row.extend(["0".to_string(), "no runs".to_string()]),
+            }
+            row
+        })
+        .collect();
+    out.push_str(&table(&prose::SUMMARY_HEADER, &summaries));
     let margin = report.settings.margin;
     out.push_str(&figure(
         &svg::intervals(
@@ -165,7 +245,7 @@ fn measured(report: &CompareReport, m: &MetricReport, side: usize) -> Vec<(f64, 
         .runs
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.side == side && !r.warmup)
+        .filter(|(_, r)| r.build == side && !r.warmup)
         .filter_map(|(i, r)| {
             r.values
                 .iter()

@@ -1,43 +1,46 @@
-//! `--markdown FILE`: a compact report fit for a pull-request comment. It quotes
-//! the verdict's interval only; the descriptive p-values are in `--json`.
+//! `--markdown FILE`: the `compare` report fit for a pull-request comment,
+//! with the terminal report's sections in its order: the commands, why it
+//! stopped early, each verdict with its interval and what would decide it, the
+//! table, each side's summary (folded), process start, counters, simulation,
+//! notes, warnings, settings and how it ended. It quotes the verdict's interval
+//! only; the descriptive p-values are in `--json`.
 
 use super::cells::compare_cells;
+use super::hint;
+use super::prose::{self, label};
 use crate::compare::{CompareReport, State};
 use crate::report::escape::markdown_cell as escape;
+use crate::report::status;
 use std::fmt::Write;
 
 pub fn render(report: &CompareReport) -> String {
     let mut out = String::new();
-    let [a, b] = [&report.commands[0], &report.commands[1]];
+    let [a, b] = prose::names(report);
     let verb = if report.analyze.is_some() {
         "analyze"
     } else {
         "compare"
     };
-    let _ = writeln!(out, "### ghostbench {verb}: `{}` vs `{}`\n", a.name, b.name);
-    if let Some(message) = &report.status.message {
-        let _ = writeln!(
-            out,
-            "> **{}**: {}\n",
-            if report.status.state == State::Interrupted {
-                "Interrupted"
-            } else {
-                "Failed"
-            },
-            escape(message)
-        );
-    }
+    let _ = writeln!(out, "### ghostbench {verb}: `{a}` vs `{b}`\n");
+    let _ = writeln!(out, "{}\n", escape(&prose::commands(report)));
+    out.push_str(&status::markdown(
+        &report.status,
+        report.status.state == State::Interrupted,
+        true,
+    ));
     for m in &report.metrics {
-        let _ = writeln!(out, "- **{}** {}", m.verdict, escape(&m.sentence));
-        if let Some(hint) = &m.hint {
-            let _ = writeln!(out, "  - to decide: {}", escape(hint));
+        let sentence = prose::sentence(m, [a, b], report.settings.margin);
+        let _ = writeln!(out, "- **{}** {}", m.verdict, escape(&sentence));
+        let _ = writeln!(out, "  - {}", escape(&prose::validity(report, m)));
+        for line in hint::lines(&m.causes, &hint::Context::of(report, m)) {
+            let _ = writeln!(out, "  - {} {}", label::TO_DECIDE, escape(&line));
         }
     }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "| metric | A median | B median | B/A | change | {:.0}% CI | verdict |",
-        report.settings.alpha.mul_add(-100.0, 100.0)
+        "| metric | A median | B median | B/A | change | {} | verdict |",
+        prose::ci_header(report)
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|");
     for m in &report.metrics {
@@ -50,40 +53,97 @@ pub fn render(report: &CompareReport) -> String {
         );
     }
     let _ = writeln!(out);
-    if let Some(imported) = &report.analyze {
-        for note in &report.notes {
-            let _ = writeln!(out, "> {}\n", escape(note));
+    out.push_str(&summaries(report));
+    out.push_str(&footer(report));
+    out
+}
+
+/// Each metric's per-side summaries, folded away under one `<details>`.
+fn summaries(report: &CompareReport) -> String {
+    let mut out = String::from("<details><summary>per-side summaries</summary>\n\n");
+    for m in &report.metrics {
+        let _ = writeln!(out, "**{}**\n", escape(&prose::metric_heading(m)));
+        let _ = writeln!(out, "| {} |", prose::SUMMARY_HEADER.join(" | "));
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|---|");
+        for (side, summary) in [(0, &m.a), (1, &m.b)] {
+            let side = escape(&prose::side_label(report, side));
+            match summary {
+                Some(s) => {
+                    let _ = writeln!(
+                        out,
+                        "| {side} | {} |",
+                        prose::summary_cells(s, m.unit).join(" | ")
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "| {side} | 0 | no runs |  |  |  |  |  |");
+                }
+            }
         }
-        let _ = writeln!(
-            out,
-            "<sub>{} + {} runs read from {}, margin ±{}%, {} CI{}</sub>",
-            report.measured_runs(0),
-            report.measured_runs(1),
-            escape(&crate::report::units::imported(imported)),
-            report.settings.margin * 100.0,
-            if imported.interval == "sequential" {
-                "anytime-valid"
-            } else {
-                "fixed-n"
-            },
-            if report.metrics.len() > 1 {
-                ", Holm-adjusted p-values"
-            } else {
-                ""
-            },
-        );
-        return out;
+        let _ = writeln!(out);
+    }
+    out.push_str("</details>\n\n");
+    out
+}
+
+/// Process start, counters, simulation, notes and warnings as a list, then
+/// the settings and how it ended in small print.
+fn footer(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let mut items: Vec<String> = Vec::new();
+    items.extend(prose::process_start(report));
+    if let Some(reason) = &report.counters.unavailable {
+        items.push(format!("{} {reason}", label::COUNTERS_UNAVAILABLE));
+    }
+    let simulation = prose::simulation(report);
+    if let Some(sim) = &simulation {
+        items.extend(sim.unavailable.iter().cloned());
+        items.extend(sim.failures.iter().cloned());
+        items.extend(sim.summary.iter().cloned());
+    }
+    items.extend(
+        prose::notes(report)
+            .into_iter()
+            .map(|n| format!("{} {n}", label::NOTE)),
+    );
+    items.extend(
+        report
+            .environment
+            .warnings()
+            .into_iter()
+            .map(|w| format!("{} {w}", label::WARNING)),
+    );
+    for item in &items {
+        let _ = writeln!(out, "- {}", escape(item));
+    }
+    if !items.is_empty() {
+        let _ = writeln!(out);
+    }
+    if !report.counters.rows.is_empty() {
+        let _ = writeln!(out, "| {} |", prose::COUNTER_HEADER.join(" | "));
+        let _ = writeln!(out, "|---|---:|---:|---:|");
+        for row in &report.counters.rows {
+            let _ = writeln!(
+                out,
+                "| {} |",
+                prose::counter_cells(row).map(|c| escape(&c)).join(" | ")
+            );
+        }
+        let _ = writeln!(out);
+    }
+    if let Some(sim) = simulation.filter(|s| !s.rows.is_empty()) {
+        let _ = writeln!(out, "| {} |", prose::SIMULATION_HEADER.join(" | "));
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+        for row in &sim.rows {
+            let _ = writeln!(out, "| {} |", row.clone().map(|c| escape(&c)).join(" | "));
+        }
+        let _ = writeln!(out);
     }
     let _ = writeln!(
         out,
-        "<sub>A: `{}` · B: `{}` · {} + {} runs, interleaved ({:?}), margin ±{}%, the CI is valid over all looks · {}</sub>",
-        escape(&a.text),
-        escape(&b.text),
-        report.measured_runs(0),
-        report.measured_runs(1),
-        report.settings.order,
-        crate::report::units::trimmed(report.settings.margin * 100.0),
-        escape(report.environment.cpu_model.as_deref().unwrap_or("unknown CPU")),
+        "<sub>{} · {}</sub>",
+        escape(&prose::settings(report)),
+        escape(&prose::ending(report))
     );
     out
 }

@@ -1,9 +1,17 @@
 //! Rendering of a `compare` (or `analyze`) report: the terminal text, Markdown,
-//! the HTML page and the sentences that say what would decide an UNKNOWN. The
-//! analysis hands over facts; only this module writes prose.
+//! the HTML page and the JSON document. The analysis hands over facts; only
+//! this module writes prose: `prose` the words every format shares (verdict
+//! sentence, notes, settings, how it ended), `hint` what would decide an
+//! UNKNOWN, `cells` the table's cells. Every format carries the same sections
+//! under the same names (`prose::label`; the test in `tests.rs` holds them to it).
 
 pub mod cells;
 pub mod hint;
 pub mod html;
+pub mod json;
 pub mod markdown;
+pub mod prose;
 pub mod terminal;
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -3,6 +3,7 @@
 use super::*;
 use crate::layout::BuildSpec;
 use crate::run::executor::{mock_command, MockExecutor, Step};
+use crate::run::RunError;
 
 fn options() -> LayoutOptions {
     let spec = |name: &str| BuildSpec {
@@ -133,7 +134,7 @@ fn a_fixed_count_looks_once() {
 fn a_failure_mid_run_keeps_the_runs_before_it_and_analyzes_them() {
     let mut mock = MockExecutor::new(|call, name| {
         if call == 20 {
-            Step::Fail("command failed: killed by signal 11 (SIGSEGV)".into())
+            Step::Fail(RunError::Signal(libc::SIGSEGV))
         } else {
             runs(call, name)
         }
@@ -173,7 +174,7 @@ fn ctrl_c_keeps_the_runs_and_the_partial_json_holds_them() {
     let report = experiment(&options(), &mut mock, &[]);
     assert_eq!(report.status.state, State::Interrupted);
     assert_eq!(report.runs.len(), 30);
-    let json = crate::report::json::written(&report);
+    let json = crate::report::json::written(&crate::layout::render::json::document(&report));
     assert_eq!(json["status"]["state"], "interrupted");
     assert_eq!(json["runs"].as_array().unwrap().len(), 30);
 }

@@ -3,7 +3,8 @@
 //! default layout has, and the top moved functions. Reads the facts of
 //! `layout::explain` and computes nothing new.
 
-use crate::layout::explain::{Explain, ExplainBuild, MovedFunction, OneSided, Ranking, Side};
+use super::label;
+use crate::layout::explanation::{Explain, ExplainBuild, MovedFunction, OneSided, Ranking, Side};
 use crate::report::table::Table;
 use crate::report::{escape, html};
 use std::fmt::Write;
@@ -196,7 +197,8 @@ pub fn render_explain(explain: &Explain, baseline: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Code placement of the default layouts against {baseline}'s, {}:",
+        "{} of the default layouts against {baseline}'s, {}:",
+        label::EXPLAIN,
         ranking_line(explain, baseline)
     );
     for b in &explain.builds {
@@ -231,7 +233,8 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "#### Code placement of the default layouts against `{}`\n\n{}.\n",
+        "#### {} of the default layouts against `{}`\n\n{}.\n",
+        label::EXPLAIN,
         escape(baseline),
         escape(&ranking_line(explain, baseline))
     );
@@ -276,7 +279,8 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
 /// `--explain` for the HTML page.
 pub fn html_explain(explain: &Explain, baseline: &str) -> String {
     let mut out = format!(
-        "<h2>Code placement of the default layouts against {}</h2>\n<p>{}.</p>\n",
+        "<h2>{} of the default layouts against {}</h2>\n<p>{}.</p>\n",
+        label::EXPLAIN,
         escape::html(baseline),
         escape::html(&ranking_line(explain, baseline))
     );

@@ -1,25 +1,31 @@
-//! The `layout` page of `--html`: the verdicts, the build matrix, and per metric
-//! the intervals against the margin and the spread of each build over its layouts.
+//! The `layout` page of `--html`: the same sections under the same labels as
+//! the terminal report (templates, layout sources, failed builds, why the
+//! runs stopped, the verdicts with what would decide them, the matrix and its
+//! legend, `--explain`, the notes, the time), and per metric the intervals
+//! against the margin and the spread of each build over its layouts.
 
-use crate::layout::{LayoutReport, MatrixRow};
+use super::{label, prose, COLUMNS};
+use crate::layout::{LayoutReport, MatrixRow, State};
 use crate::report::escape::html as escape;
-use crate::report::html::{badge, figure, notes, page, stop_box, table};
+use crate::report::html::{badge, figure, notes, page, table};
+use crate::report::status;
 use crate::report::svg::{self, Interval, Series};
-use crate::report::units::value;
 use std::fmt::Write;
 
-/// The `layout` page: the matrix, each build's ratio at the default layout and
-/// across layouts against the margin, and the spread of the per-layout estimates.
+/// The `layout` page: the report's sections, then per metric each build's
+/// ratio at the default layout and across layouts against the margin, and
+/// the spread of the per-layout estimates.
 pub fn layout(report: &LayoutReport) -> String {
-    let mut body = String::from("<p>");
-    if let Some(imported) = &report.analyze {
+    let mut body = format!("<p>{}", escape(&prose::headline(report)));
+    if let Some(files) = &report.analyze {
         let _ = write!(
             body,
-            "Runs read from {}.<br>",
-            escape(&crate::report::units::imported(imported))
+            "<br>Runs read from {}.",
+            escape(&crate::report::units::imported(files))
         );
     }
-    for b in &report.builds {
+    body.push_str("</p>\n<p>");
+    for b in report.builds.iter().filter(|b| !b.template.is_empty()) {
         let _ = write!(
             body,
             "{} = <code>{}</code><br>",
@@ -27,57 +33,75 @@ pub fn layout(report: &LayoutReport) -> String {
             escape(&b.template)
         );
     }
-    let _ = writeln!(
-        body,
-        "run = <code>{}</code></p>",
-        escape(&report.settings.run_template)
-    );
-    body.push_str(&stop_box(&report.status));
+    if !report.settings.run_template.is_empty() {
+        let _ = write!(
+            body,
+            "run = <code>{}</code>",
+            escape(&report.settings.run_template)
+        );
+    }
+    body.push_str("</p>\n");
+    if !report.sources.is_empty() {
+        body.push_str("<ul class=\"note\">\n");
+        for source in &report.sources {
+            let _ = writeln!(
+                body,
+                "<li>{} <code>{}</code></li>",
+                label::SOURCE,
+                escape(&prose::source(source))
+            );
+        }
+        body.push_str("</ul>\n");
+    }
+    for f in report.failed_builds() {
+        let mut output = format!("$ {}", f.command);
+        for line in prose::build_output(f) {
+            let _ = write!(output, "\n| {line}");
+        }
+        let _ = writeln!(
+            body,
+            "<div class=\"failed\"><b>{}</b><pre>{}</pre></div>",
+            escape(&prose::build_failed(report, f)),
+            escape(&output)
+        );
+    }
+    body.push_str(&status::html(
+        &report.status,
+        report.status.state == State::Interrupted,
+        report.status.state != State::BuildFailed,
+    ));
     for row in &report.matrix {
         if let Some(c) = &row.comparison {
-            let _ = writeln!(body, "<p>{} {}</p>", badge(c.verdict), escape(&c.sentence));
+            let _ = writeln!(
+                body,
+                "<p>{} {}: {}</p>",
+                badge(c.verdict),
+                escape(&prose::subject(row)),
+                escape(&prose::comparison_sentence(report, row, c))
+            );
+            if let Some(hint) = prose::comparison_hint(report, c) {
+                let _ = writeln!(
+                    body,
+                    "<p class=\"note\">{}: {}</p>",
+                    label::TO_DECIDE,
+                    escape(&hint)
+                );
+            }
         }
     }
     let rows: Vec<Vec<String>> = report
         .matrix
         .iter()
-        .map(|row| {
-            let (default, controlled, trustworthy) = super::text::cells(row);
-            vec![
-                row.build.clone(),
-                row.metric.clone(),
-                value(row.default_value, row.unit),
-                default,
-                controlled,
-                format!("{:.1}%", row.spread_cv * 100.0),
-                trustworthy,
-                row.comparison
-                    .as_ref()
-                    .map_or(String::new(), |c| c.verdict.to_string()),
-            ]
-        })
+        .map(|row| prose::cells(row).to_vec())
         .collect();
-    body.push_str(&table(
-        &[
-            "build",
-            "metric",
-            "default layout",
-            "B/A default layout",
-            "B/A across layouts",
-            "layout spread (CV)",
-            "smallest trustworthy effect",
-            "verdict",
-        ],
-        &rows,
-    ));
-    let _ = writeln!(
-        body,
-        "<p class=\"note\">{} layouts × {} rounds per build; intervals hold at {:.1}%; margin ±{}%.</p>",
-        report.used_seeds.len(),
-        report.settings.rounds,
-        report.settings.confidence * 100.0,
-        crate::report::units::trimmed(report.settings.margin * 100.0)
-    );
+    if !rows.is_empty() {
+        body.push_str(&table(&COLUMNS, &rows));
+        let _ = writeln!(
+            body,
+            "<p class=\"note\">{}</p>",
+            escape(&prose::legend(report))
+        );
+    }
     // Each metric once, in first-seen order, whatever order the matrix rows are in.
     let mut metrics: Vec<&str> = Vec::new();
     for row in &report.matrix {
@@ -99,7 +123,10 @@ pub fn layout(report: &LayoutReport) -> String {
             &report.builds[0].name,
         ));
     }
-    body.push_str(&notes(&report.notes));
+    body.push_str(&notes(&prose::notes(report)));
+    if let Some(time) = prose::time(report) {
+        let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(&time));
+    }
     let title = if report.analyze.is_some() {
         "ghostbench analyze"
     } else {

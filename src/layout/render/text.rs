@@ -1,58 +1,35 @@
-//! The reports of `layout`: the builds × metrics matrix for the terminal and
-//! for Markdown (`--explain`'s section: report/explain.rs). They read
-//! `LayoutReport` and compute nothing new.
+//! The `layout` report for the terminal and for Markdown: the templates, the
+//! layout sources, failed builds and why the runs stopped, the builds ×
+//! metrics matrix, each verdict with its sentence and what would decide it,
+//! `--explain`'s section, the legend, the notes and the time. The words come
+//! from `prose`; this file only lays them out.
 
 use super::explain::{markdown_explain, render_explain};
-use crate::compare::render::terminal::paint;
-use crate::layout::{LayoutReport, MatrixRow, State};
+use super::{label, prose, COLUMNS};
+use crate::layout::{LayoutReport, State};
 use crate::report::escape::markdown_cell as escape;
+use crate::report::status;
+use crate::report::style::verdict as paint;
 use crate::report::table::Table;
-use crate::report::units::{ratio, trimmed, value};
 use std::fmt::Write;
 
-fn percent(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:.1}%", x * 100.0)
-    } else {
-        "n/a".into()
-    }
+/// Whether the stop block is for Ctrl-C, and whether results follow it.
+fn stop_kind(report: &LayoutReport) -> (bool, bool) {
+    (
+        report.status.state == State::Interrupted,
+        report.status.state != State::BuildFailed,
+    )
 }
 
-fn interval(estimate: f64, low: f64, high: f64) -> String {
-    format!("{} [{}, {}]", ratio(estimate), ratio(low), ratio(high))
-}
-
-pub(super) fn cells(row: &MatrixRow) -> (String, String, String) {
-    match &row.comparison {
-        None => ("baseline".into(), "baseline".into(), String::new()),
-        Some(c) => (
-            c.default_ratio
-                .map_or("n/a".into(), |d| interval(d.estimate, d.low, d.high)),
-            c.controlled
-                .map_or("n/a".into(), |r| interval(r.estimate, r.low, r.high)),
-            if c.smallest_trustworthy_effect.is_finite() {
-                format!("±{}", percent(c.smallest_trustworthy_effect))
-            } else {
-                "n/a".into()
-            },
-        ),
-    }
-}
-
+/// The terminal report; `color` paints the verdict words.
 pub fn render(report: &LayoutReport, color: bool) -> String {
     let mut out = String::new();
     let s = &report.settings;
-    let verb = match &report.analyze {
-        Some(imported) => format!("analyze {}", crate::report::units::imported(imported)),
-        None => "layout".to_string(),
-    };
     let _ = writeln!(
         out,
-        "ghostbench {verb}: {} builds × {} layouts × {} rounds; baseline {}",
-        report.builds.len(),
-        report.used_seeds.len(),
-        s.rounds,
-        report.builds[0].name
+        "ghostbench {}: {}",
+        prose::verb(report),
+        prose::headline(report)
     );
     for b in report.builds.iter().filter(|b| !b.template.is_empty()) {
         let _ = writeln!(out, "  {} = `{}`", b.name, b.template);
@@ -61,60 +38,31 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
         let _ = writeln!(out, "  run = `{}`", s.run_template);
     }
     for source in &report.sources {
-        let _ = writeln!(
-            out,
-            "  source {:<8} {:<4} {}",
-            source.source.name(),
-            if source.active { "on" } else { "off" },
-            source.detail
-        );
+        let _ = writeln!(out, "  {} {}", label::SOURCE, prose::source(source));
     }
     let _ = writeln!(out);
     for f in report.failed_builds() {
-        let _ = writeln!(
-            out,
-            "build failed: {} seed {}: {}\n  $ {}",
-            report.builds[f.build].name,
-            f.seed,
-            f.error.as_deref().unwrap_or("failed"),
-            f.command
-        );
-        for line in f.output_tail.iter().rev().take(5).rev() {
+        let _ = writeln!(out, "{}\n  $ {}", prose::build_failed(report, f), f.command);
+        for line in prose::build_output(f) {
             let _ = writeln!(out, "  | {line}");
         }
     }
-    out.push_str(&crate::compare::render::terminal::stop_cause(
+    let (interrupted, results_follow) = stop_kind(report);
+    out.push_str(&status::stop_cause(
         &report.status,
-        report.status.state == State::Interrupted,
-        report.status.state != State::BuildFailed,
+        interrupted,
+        results_follow,
     ));
     if report.matrix.is_empty() {
         return out;
     }
-    let mut table = Table::new(&[
-        "build",
-        "metric",
-        "default",
-        "B/A default layout",
-        "B/A across layouts",
-        "spread",
-        "layout noise",
-        "verdict",
-    ]);
+    let mut table = Table::new(&COLUMNS);
     for row in &report.matrix {
-        let (default_ratio, controlled, trust) = cells(row);
-        table.row(vec![
-            row.build.clone(),
-            row.metric.clone(),
-            value(row.default_value, row.unit),
-            default_ratio,
-            controlled,
-            percent(row.spread_cv),
-            trust,
-            row.comparison
-                .as_ref()
-                .map_or(String::new(), |c| paint(c.verdict, color)),
-        ]);
+        let mut cells = prose::cells(row).to_vec();
+        if let Some(c) = &row.comparison {
+            cells[7] = paint(c.verdict, color);
+        }
+        table.row(cells);
     }
     out.push_str(&table.render());
     let _ = writeln!(out);
@@ -122,14 +70,13 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
         if let Some(c) = &row.comparison {
             let _ = writeln!(
                 out,
-                "{:<8} {} {}: {}",
+                "{:<8} {}: {}",
                 paint(c.verdict, color),
-                row.build,
-                row.metric,
-                c.sentence
+                prose::subject(row),
+                prose::comparison_sentence(report, row, c)
             );
-            if let Some(hint) = &c.hint {
-                let _ = writeln!(out, "         to decide: {hint}");
+            if let Some(hint) = prose::comparison_hint(report, c) {
+                let _ = writeln!(out, "         {}: {hint}", label::TO_DECIDE);
             }
         }
     }
@@ -138,106 +85,114 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
         out.push_str(&render_explain(explain, &report.builds[0].name));
     }
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:.1}% intervals; margin ±{}%; per-variant estimate: {:?}; spread = CV across layouts; layout noise = how far layout alone moves a single-layout ratio (95%)",
-        s.confidence * 100.0,
-        trimmed(s.margin * 100.0),
-        s.estimator
-    );
-    for note in &report.notes {
-        let _ = writeln!(out, "note: {note}");
+    let _ = writeln!(out, "{}", prose::legend(report));
+    for note in prose::notes(report) {
+        let _ = writeln!(out, "{}: {note}", label::NOTE);
     }
-    if report.analyze.is_some() {
-        return out;
+    if let Some(time) = prose::time(report) {
+        let _ = writeln!(out, "{time}");
     }
-    let t = &report.timing;
-    let explain = if report.explain.is_some() {
-        format!(", explain {:.1} s", t.explain_s)
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        out,
-        "time: builds {:.1} s, runs {:.1} s{explain}, total {:.1} s",
-        t.build_s, t.run_s, t.total_s
-    );
     out
 }
 
-/// A compact Markdown matrix for a pull-request comment.
+/// The same report in Markdown, for a pull-request comment: the same
+/// sections and labels as the terminal, the matrix as a table.
 pub fn markdown(report: &LayoutReport) -> String {
     let mut out = String::new();
+    let s = &report.settings;
     let _ = writeln!(
         out,
-        "### ghostbench {}: {} builds × {} layouts, baseline `{}`\n",
-        if report.analyze.is_some() {
-            "analyze"
-        } else {
-            "layout"
-        },
-        report.builds.len(),
-        report.used_seeds.len(),
-        report.builds[0].name
+        "### ghostbench {}: {}\n",
+        escape(&prose::verb(report)),
+        escape(&prose::headline(report))
     );
-    if let Some(message) = &report.status.message {
-        let _ = writeln!(
-            out,
-            "> **{:?}**: {}\n",
-            report.status.state,
-            escape(message)
-        );
+    let mut setup = Vec::new();
+    for b in report.builds.iter().filter(|b| !b.template.is_empty()) {
+        setup.push(format!("{} = {}", escape(&b.name), code(&b.template)));
     }
-    let _ = writeln!(
-        out,
-        "| build | metric | default | B/A default layout | B/A across layouts | spread | verdict |"
-    );
-    let _ = writeln!(out, "|---|---|---:|---|---|---:|---|");
-    for row in &report.matrix {
-        let (default_ratio, controlled, _) = cells(row);
+    if !s.run_template.is_empty() {
+        setup.push(format!("run = {}", code(&s.run_template)));
+    }
+    for source in &report.sources {
+        setup.push(format!(
+            "{} {}",
+            label::SOURCE,
+            escape(&prose::source(source))
+        ));
+    }
+    for line in &setup {
+        let _ = writeln!(out, "- {line}");
+    }
+    if !setup.is_empty() {
+        let _ = writeln!(out);
+    }
+    for f in report.failed_builds() {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            escape(&row.build),
-            escape(&row.metric),
-            value(row.default_value, row.unit),
-            default_ratio,
-            controlled,
-            percent(row.spread_cv),
-            row.comparison
-                .as_ref()
-                .map_or(String::new(), |c| format!("**{}**", c.verdict))
+            "> {}\n>\n> ```\n> $ {}",
+            escape(&prose::build_failed(report, f)),
+            f.command.replace("```", "'''")
         );
+        for line in prose::build_output(f) {
+            let _ = writeln!(out, "> | {}", line.replace("```", "'''"));
+        }
+        let _ = writeln!(out, "> ```\n");
+    }
+    let (interrupted, results_follow) = stop_kind(report);
+    out.push_str(&status::markdown(
+        &report.status,
+        interrupted,
+        results_follow,
+    ));
+    if report.matrix.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
+    let _ = writeln!(out, "|---|---|---:|---|---|---:|---:|---|");
+    for row in &report.matrix {
+        let mut cells: Vec<String> = prose::cells(row).iter().map(|c| escape(c)).collect();
+        if row.comparison.is_some() {
+            cells[7] = format!("**{}**", cells[7]);
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     let _ = writeln!(out);
     for row in &report.matrix {
         if let Some(c) = &row.comparison {
             let _ = writeln!(
                 out,
-                "- **{}** {} {}: {}",
+                "- **{}** {}: {}",
                 c.verdict,
-                escape(&row.build),
-                escape(&row.metric),
-                escape(&c.sentence)
+                escape(&prose::subject(row)),
+                escape(&prose::comparison_sentence(report, row, c))
             );
+            if let Some(hint) = prose::comparison_hint(report, c) {
+                let _ = writeln!(out, "  - {}: {}", label::TO_DECIDE, escape(&hint));
+            }
         }
     }
     if let Some(explain) = &report.explain {
         let _ = writeln!(out);
         out.push_str(&markdown_explain(explain, &report.builds[0].name));
     }
-    if let Some(imported) = &report.analyze {
-        let _ = writeln!(out);
-        for note in &report.notes {
-            let _ = writeln!(out, "> {}\n", escape(note));
-        }
-        let _ = writeln!(
-            out,
-            "<sub>runs read from {}; {:.1}% intervals, margin ±{}%</sub>",
-            escape(&crate::report::units::imported(imported)),
-            report.settings.confidence * 100.0,
-            trimmed(report.settings.margin * 100.0)
-        );
+    let _ = writeln!(out);
+    for note in prose::notes(report) {
+        let _ = writeln!(out, "> {}: {}\n", label::NOTE, escape(&note));
     }
+    let mut footer = escape(&prose::legend(report));
+    if let Some(time) = prose::time(report) {
+        let _ = write!(footer, "<br>{}", escape(&time));
+    }
+    let _ = writeln!(out, "<sub>{footer}</sub>");
     out
+}
+
+/// Text as inline code on one line, whatever backticks it holds.
+fn code(text: &str) -> String {
+    let text = text.replace('\n', " ");
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
 }

@@ -1,5 +1,6 @@
 //! The `probe` page of `--html`: each probe's facts, table and finding, with its sweep drawn.
 
+use super::finding::{finding, notes};
 use crate::probe::misaligned::Op;
 use crate::probe::tlb::Pages;
 use crate::probe::{Details, ProbeReport};
@@ -25,7 +26,7 @@ pub fn probe(report: &ProbeReport) -> String {
             "<h2>{}</h2>\n<p><b>{:?}</b>: {}</p>",
             escape(kind.name()),
             result.status,
-            escape(&result.finding)
+            escape(&finding(result))
         );
         if let Some((svg, caption)) = probe_plot(&result.details) {
             body.push_str(&figure(&svg, caption));
@@ -57,8 +58,8 @@ pub fn probe(report: &ProbeReport) -> String {
                 &rows,
             ));
         }
-        for note in &result.notes {
-            let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(note));
+        for note in notes(result) {
+            let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(&note));
         }
     }
     page("ghostbench probe", &body)

@@ -1,6 +1,7 @@
 //! Terminal (and Markdown) rendering of a `probe` report: per probe, its
-//! facts, a table, the one-line finding and any notes. Computes nothing new.
+//! facts, a table, the one-line finding and any notes (worded by `finding`).
 
+use super::finding::{finding, notes};
 use crate::probe::timing::{bytes, ranges};
 use crate::probe::{
     alloc, code_align, misaligned, split_lock, tlb, Details, ProbeReport, ProbeResult, Status,
@@ -83,8 +84,11 @@ pub fn render_probe(probe: &ProbeResult, color: bool) -> String {
     if let Some(table) = table {
         out.push_str(&table.render());
     }
-    out.push_str(&format!("finding: {}\n", paint(&probe.finding, "1", color)));
-    for note in &probe.notes {
+    out.push_str(&format!(
+        "finding: {}\n",
+        paint(&finding(probe), "1", color)
+    ));
+    for note in notes(probe) {
         out.push_str(&format!("note: {note}\n"));
     }
     out

@@ -1,11 +1,19 @@
 //! The attributes of one DIE that type reading needs, read in one pass over its
-//! abbreviation: names stay unresolved (`Str`), references become unit offsets, and
-//! DWARF 2 `DW_OP_plus_uconst` member locations become plain offsets.
+//! abbreviation: names stay unresolved (`Str`, defined here so that `table` and the
+//! builder depend on this file and never the reverse), references become unit
+//! offsets, and DWARF 2 `DW_OP_plus_uconst` member locations become plain offsets.
 
-use super::table::Str;
 use super::Slice;
 use anyhow::Result;
 use gimli::{constants as dw, AttributeValue, Reader};
+
+/// A name as DWARF stores it, resolved only when needed: most names of most units
+/// belong to types already seen in another unit and are never read.
+#[derive(Clone, Copy)]
+pub(super) enum Str<'a> {
+    Bytes(&'a [u8]),
+    Attr(AttributeValue<Slice<'a>>),
+}
 
 #[derive(Default)]
 pub(super) struct Attrs<'a> {

@@ -3,9 +3,10 @@
 //! another unit. Naming, identity, member layout and the atomics/locks walk are
 //! further `impl Builder` blocks in their own files beside this one.
 
-use super::table::{resolve, Node, Qual, Record, Str, Table};
+use super::attrs::Str;
+use super::table::{resolve, Node, Qual, Record, Table};
 use super::{Dwarf, Seen, Unit, UnitResult};
-use crate::structs::ArrayUse;
+use crate::structs::types::ArrayUse;
 use gimli::constants as dw;
 use std::collections::HashMap;
 
@@ -310,7 +311,7 @@ impl<'a, 'd> Builder<'a, 'd> {
     fn array_uses(
         &mut self,
         i: usize,
-        layout: &crate::structs::StructLayout,
+        layout: &crate::structs::types::StructLayout,
         uses: &mut Vec<ArrayUse>,
     ) {
         let tys: Vec<(Option<u64>, bool)> = self

@@ -3,8 +3,9 @@
 //! into .debug_str, so a type already seen in another unit costs one hash. The hasher
 //! is rustc-hash's FxHasher (fast on short keys; `Seen` re-hashes the u64 it returns).
 
+use super::attrs::Str;
 use super::builder::Builder;
-use super::table::{Node, Str};
+use super::table::Node;
 use gimli::AttributeValue;
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};

@@ -160,6 +160,14 @@ fn dwo_candidates(
     candidates
 }
 
+/// The directory holding `path`, for resolving `.dwo` files.
+pub(super) fn directory_of(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

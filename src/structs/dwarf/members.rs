@@ -4,7 +4,7 @@
 
 use super::builder::Builder;
 use super::table::{MemberNode, Node};
-use crate::structs::{Member, StructLayout, SyncKind};
+use crate::structs::types::{Member, StructLayout, SyncKind};
 use gimli::Reader;
 
 /// What a member's type contributes to its `Member`.

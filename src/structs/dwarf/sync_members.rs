@@ -5,7 +5,7 @@
 use super::builder::{element_count, Builder, MAX_DEPTH};
 use super::table::{Node, Qual};
 use crate::structs::sync::classify_name;
-use crate::structs::{SyncKind, SyncMember};
+use crate::structs::types::{SyncKind, SyncMember};
 
 /// Nesting followed into member records before giving up.
 const MAX_NESTING: u32 = 6;

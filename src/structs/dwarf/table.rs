@@ -3,19 +3,11 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, Attrs};
+use super::attrs::{read_attrs, Attrs, Str};
 use super::{Dwarf, Slice, Unit};
-use crate::structs::RecordKind;
+use crate::structs::types::RecordKind;
 use anyhow::Result;
-use gimli::{constants as dw, AttributeValue, DwTag};
-
-/// A name as DWARF stores it, resolved only when needed: most names of most units
-/// belong to types already seen in another unit and are never read.
-#[derive(Clone, Copy)]
-pub(super) enum Str<'a> {
-    Bytes(&'a [u8]),
-    Attr(AttributeValue<Slice<'a>>),
-}
+use gimli::{constants as dw, DwTag};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Qual {

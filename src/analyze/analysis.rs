@@ -1,0 +1,49 @@
+//! `analyze`'s entry point: read the files, then give the data the analysis
+//! their shape calls for (a ghostbench report is re-analyzed on its own; rows
+//! with a `layout` column get `layout`'s analysis, rows without it
+//! `compare`'s, one report per candidate).
+
+use super::input::{self, Loaded};
+use super::{compared, ghost, layouts, AnalyzeOptions, AnalyzeReport};
+use anyhow::{bail, Result};
+
+/// Read `options.files` and analyze them as one data set, or re-analyze one
+/// ghostbench report. Errors are one line naming the file and the line or field.
+pub fn run(options: &AnalyzeOptions) -> Result<AnalyzeReport> {
+    let files = &options.files;
+    let mut sets = Vec::new();
+    for path in files {
+        match input::read(path)? {
+            Loaded::Rows(set) => sets.push(set),
+            Loaded::Ghost { schema, doc } => {
+                if files.len() > 1 {
+                    bail!(
+                        "{}: a ghostbench report is re-analyzed on its own; give it as the only file",
+                        path.display()
+                    );
+                }
+                let file = path.display().to_string();
+                return if schema == "ghostbench.layout" {
+                    ghost::layout(&doc, &file, options).map(|r| AnalyzeReport::Layout(Box::new(r)))
+                } else {
+                    ghost::compare(&doc, &file, options).map(|r| AnalyzeReport::Compare(vec![r]))
+                };
+            }
+        }
+    }
+    let data = input::merge(sets)?;
+    if data.names.len() < 2 {
+        bail!(
+            "{}: only one name ({:?}); analyze compares a baseline with at least one other",
+            data.files.join(", "),
+            data.names.first().map_or("", |n| n.name.as_str())
+        );
+    }
+    if data.layouts.is_some() {
+        layouts::layout_report(&data, options).map(|r| AnalyzeReport::Layout(Box::new(r)))
+    } else {
+        Ok(AnalyzeReport::Compare(compared::compare_reports(
+            &data, options,
+        )))
+    }
+}

@@ -1,0 +1,120 @@
+//! Rows without a `layout` column: each candidate against the baseline with
+//! `compare`'s analysis at a fixed n (the exact Hodges–Lehmann interval of the
+//! log ratio, Bonferroni over metrics × candidates).
+
+use super::input::Dataset;
+use super::rows::{interleaving, runs, unknown_environment};
+use super::{AnalyzeOptions, Analyzed, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
+use crate::compare::analysis;
+use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput};
+use crate::run::command::CommandSpec;
+use crate::run::{Imported, RunRecord, Status};
+use crate::stats::sequential::evaluate;
+use std::time::Duration;
+
+/// Each candidate against the baseline with `compare`'s analysis at a fixed n.
+pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed<CompareReport>> {
+    let margin = options.margin.unwrap_or(DEFAULT_MARGIN);
+    let alpha = options.alpha.unwrap_or(DEFAULT_ALPHA);
+    let hib = options.higher_is_better;
+    let candidates = data.names.len() - 1;
+    let family = data.metrics.len() * candidates;
+    let interval_alpha = alpha / family as f64;
+    let spec = |i: usize| {
+        let n = &data.names[i];
+        CommandSpec {
+            name: n.name.clone(),
+            text: n.text.clone(),
+            argv: Vec::new(),
+            shell: false,
+        }
+    };
+    (1..data.names.len())
+        .map(|candidate| {
+            let series: Vec<[Vec<f64>; 2]> = (0..data.metrics.len())
+                .map(|m| [data.values(0, m), data.values(candidate, m)])
+                .collect();
+            let inputs: Vec<MetricInput> = data
+                .metrics
+                .iter()
+                .zip(&series)
+                .map(|((name, unit), [a, b])| MetricInput {
+                    name,
+                    unit: *unit,
+                    a,
+                    b,
+                    spawn_corrected: false,
+                    look: evaluate(a, b, interval_alpha, margin, hib),
+                    looks: 0,
+                })
+                .collect();
+            let metrics = analysis::analyze(&inputs, margin, alpha, hib, options.seed);
+            let runs: Vec<RunRecord> = runs(data)
+                .into_iter()
+                .filter(|r| r.name == 0 || r.name == candidate)
+                .map(|r| RunRecord {
+                    build: usize::from(r.name != 0),
+                    ..r.record
+                })
+                .collect();
+            let order = interleaving(data, candidate);
+            let mut notes: Vec<Note> = order.note().into_iter().collect();
+            notes.extend(data.notes.iter().cloned());
+            if family > 1 {
+                notes.push(Note::Bonferroni {
+                    comparisons: family,
+                    confidence: 1.0 - interval_alpha,
+                });
+            }
+            let sizes: Vec<usize> = series
+                .iter()
+                .flat_map(|s| [s[0].len(), s[1].len()])
+                .collect();
+            let commands = [spec(0), spec(candidate)];
+            let state = compare::State::Imported;
+            let report = CompareReport {
+                schema: "ghostbench.compare",
+                schema_version: compare::SCHEMA_VERSION,
+                commands: commands.to_vec(),
+                settings: CompareOptions {
+                    metrics: Vec::new(),
+                    higher_is_better: hib,
+                    margin,
+                    alpha,
+                    warmup: 0,
+                    min_runs: sizes.iter().copied().min().unwrap_or(0),
+                    max_runs: sizes.iter().copied().max().unwrap_or(0),
+                    max_time: Duration::ZERO,
+                    env_jitter: false,
+                    spawn_correction: false,
+                    seed: options.seed,
+                    command_line: options.command_line.clone(),
+                    ..CompareOptions::for_commands(commands)
+                },
+                status: Status::new(state, None),
+                stopped_by: None,
+                environment: unknown_environment(&options.command_line),
+                spawn_overhead_s: None,
+                spawn_correction_applied: false,
+                metrics,
+                counters: CounterReport {
+                    requested: false,
+                    unavailable: None,
+                    rows: Vec::new(),
+                },
+                simulation: None,
+                notes: Vec::new(),
+                elapsed_s: 0.0,
+                runs,
+                analyze: Some(Imported {
+                    files: data.files.clone(),
+                    format: data.format.clone(),
+                    interval: "fixed".into(),
+                    interleaved: order.interleaved(),
+                    layouts: None,
+                }),
+            };
+            Analyzed { report, notes }
+        })
+        .collect()
+}

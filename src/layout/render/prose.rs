@@ -1,0 +1,336 @@
+//! The words of a `layout` report, one function per kind of sentence: the
+//! headline, each comparison's verdict sentence and "to decide" hint, the
+//! notes, the legend under the matrix, a source, a failed build, the time.
+//! Every format (terminal, Markdown, HTML, JSON) takes its text from here,
+//! so they say the same thing; they differ only in markup.
+
+use super::label;
+use crate::layout::builds::BuildResult;
+use crate::layout::variants::SourceStatus;
+use crate::layout::{AutoOutcome, Comparison, LayoutReport, MatrixRow, Note, Undecided};
+use crate::report::units::{imported, ratio, trimmed, value};
+use crate::run::metric::Unit;
+use crate::stats::verdict::Verdict;
+use std::fmt::Write;
+
+/// "2 builds × 8 layouts × 5 rounds; baseline A".
+pub fn headline(report: &LayoutReport) -> String {
+    format!(
+        "{} builds × {} layouts × {} rounds; baseline {}",
+        report.builds.len(),
+        report.used_seeds.len(),
+        report.settings.rounds,
+        report.builds.first().map_or("", |b| b.name.as_str())
+    )
+}
+
+/// "layout", or "analyze a.csv (csv)" when the runs were read from files.
+pub fn verb(report: &LayoutReport) -> String {
+    match &report.analyze {
+        Some(files) => format!("analyze {}", imported(files)),
+        None => "layout".to_string(),
+    }
+}
+
+/// "B wall": what a verdict line is about.
+pub fn subject(row: &MatrixRow) -> String {
+    format!("{} {}", row.build, row.metric)
+}
+
+/// The verdict sentence of `row`'s comparison, with the report's names and settings.
+pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Comparison) -> String {
+    sentence(
+        c,
+        (report.builds[0].name.as_str(), row.build.as_str()),
+        report.settings.margin,
+        report.settings.higher_is_better,
+    )
+}
+
+/// The "to decide" hint of an UNKNOWN comparison, or None.
+pub fn comparison_hint(report: &LayoutReport, c: &Comparison) -> Option<String> {
+    c.undecided
+        .as_ref()
+        .map(|u| hint(u, c.layout_noise, report.settings.margin))
+}
+
+/// The verdict in words with the interval behind it. `names`: (baseline,
+/// build); `margin` a fraction.
+pub fn sentence(
+    c: &Comparison,
+    (base, cand): (&str, &str),
+    margin: f64,
+    higher_is_better: bool,
+) -> String {
+    let layouts = c.controlled.map_or(0, |r| r.variants);
+    let pct = |r: f64| format!("{:.1}%", (r - 1.0).abs() * 100.0);
+    let faster = |r: f64| (r < 1.0) != higher_is_better;
+    let interval = |r: &crate::stats::hierarchical::LayoutRatio| {
+        format!(
+            "{} [{}, {}]",
+            ratio(r.estimate),
+            ratio(r.low),
+            ratio(r.high)
+        )
+    };
+    match (c.verdict, c.controlled, c.default_ratio) {
+        (Verdict::Artifact, Some(r), Some(d)) => format!(
+            "{:.0}% of the {} {} at the default layout disappears across {layouts} layouts{} (controlled {cand} {})",
+            c.artifact_share.unwrap_or(0.0) * 100.0,
+            pct(d.estimate),
+            if faster(d.estimate) { "speedup" } else { "slowdown" },
+            if c.reverses { " and reverses" } else { "" },
+            interval(&r),
+        ),
+        (Verdict::Faster | Verdict::Slower, Some(r), _) => format!(
+            "{cand} is {} {} than {base} across {layouts} layouts: ratio {}",
+            pct(r.estimate),
+            if faster(r.estimate) { "faster" } else { "slower" },
+            interval(&r),
+        ),
+        (Verdict::Same, Some(r), _) => format!(
+            "{cand} and {base} are within ±{}% across {layouts} layouts: ratio {}",
+            trimmed(margin * 100.0),
+            interval(&r),
+        ),
+        (_, Some(r), _) => format!(
+            "not decided across {layouts} layouts: ratio {}",
+            interval(&r)
+        ),
+        _ => "too few runs to compare".to_string(),
+    }
+}
+
+/// Up to `most` numbers, then how many more.
+fn listed(numbers: &[usize], most: usize) -> String {
+    let shown: Vec<String> = numbers.iter().take(most).map(|v| v.to_string()).collect();
+    match numbers.len().saturating_sub(most) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// What would likely decide an UNKNOWN, from its cause. `layout_noise` and
+/// `margin` are fractions.
+pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
+    let pct = |x: f64| trimmed((x * 1000.0).round() / 10.0);
+    match undecided {
+        Undecided::TooFewRuns => "more rounds (--rounds) and layouts (--layouts)".into(),
+        Undecided::RunOutliers {
+            runs,
+            of,
+            worst,
+            variants,
+        } => format!(
+            "{runs} of {of} runs are wild (up to {}% worse than their layout's best run, in layouts {}): \
+             the machine was busy; more --rounds, the `user` metric or --pin would steady them",
+            pct(worst.exp() - 1.0),
+            listed(variants, 5)
+        ),
+        Undecided::LayoutSpread { layouts } => format!(
+            "layout moves a single-layout ratio by up to ±{}%: about {layouts} layouts would likely decide (--layouts auto --max-layouts {layouts})",
+            pct(layout_noise)
+        ),
+        Undecided::NearMargin {
+            margin_for_same,
+            margin_for_effect,
+        } => {
+            let mut text = format!(
+                "the effect is too close to the ±{}% margin for any layout budget to resolve: --margin {} would decide SAME",
+                pct(margin),
+                pct(*margin_for_same + 0.0005)
+            );
+            if let Some(m) = margin_for_effect {
+                let _ = write!(text, ", --margin under {} would decide the direction", pct(*m));
+            }
+            text
+        }
+    }
+}
+
+/// One note in words.
+pub fn note(note: &Note) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    match note {
+        Note::Text(text) => text.clone(),
+        Note::BuildsReused {
+            reused,
+            builds,
+            cache,
+        } => format!("{reused} of {builds} builds reused from identical inputs (cache in {cache})"),
+        Note::VariantsLeftOut {
+            left_out,
+            variants,
+            build,
+            seed,
+            error,
+        } => format!(
+            "{left_out} of {variants} variants left out because a build failed; first: {build} seed {seed}: {}",
+            error.as_deref().unwrap_or("failed")
+        ),
+        Note::Auto(AutoOutcome::AllDecided { layouts, looks }) => format!(
+            "--layouts auto: every comparison decided with {layouts} layouts ({looks} look{})",
+            plural(*looks)
+        ),
+        Note::Auto(AutoOutcome::MaxLayoutsReached {
+            max_layouts,
+            undecided,
+        }) => format!(
+            "--layouts auto: --max-layouts {max_layouts} reached with {undecided} comparison{} undecided",
+            plural(*undecided)
+        ),
+        Note::Auto(AutoOutcome::Stopped { layouts, looks }) => format!(
+            "--layouts auto: stopped after {layouts} layouts ({looks} look{})",
+            plural(*looks)
+        ),
+        Note::EnvironmentJitter => format!(
+            "environment jitter: {} of 0–{} bytes per run, recorded per run",
+            crate::run::JITTER_VARIABLE,
+            crate::run::JITTER_MAX_BYTES - 1
+        ),
+        Note::Bonferroni {
+            comparisons,
+            confidence,
+            split_over_looks,
+        } => format!(
+            "{comparisons} comparisons (metrics × builds): every interval is at {:.2}% (Bonferroni{})",
+            confidence * 100.0,
+            if *split_over_looks {
+                ", and α split over the looks"
+            } else {
+                ""
+            }
+        ),
+        Note::ExplainSkipped => "--explain skipped: interrupted".to_string(),
+        Note::MaxTimeInBatch {
+            max_time_s,
+            rounds_done,
+            rounds,
+            layouts,
+        } => format!(
+            "--max-time {} reached after {rounds_done} of {rounds} rounds of the last {layouts} layouts; \
+             the analysis uses the rounds completed",
+            value(*max_time_s, Unit::Seconds)
+        ),
+        Note::MaxTimeBetweenLooks {
+            max_time_s,
+            layouts,
+            undecided,
+        } => format!(
+            "--max-time {} reached after {layouts} layouts with {undecided} comparisons undecided",
+            value(*max_time_s, Unit::Seconds)
+        ),
+    }
+}
+
+/// Every note of the report in words, in order.
+pub fn notes(report: &LayoutReport) -> Vec<String> {
+    report.notes.iter().map(note).collect()
+}
+
+/// What the matrix's numbers are: the interval level, the margin, the
+/// estimator, and what spread and layout noise mean.
+pub fn legend(report: &LayoutReport) -> String {
+    let s = &report.settings;
+    format!(
+        "{:.1}% intervals; margin ±{}%; per-variant estimate: {:?}; spread = CV across layouts; \
+         {} = how far layout alone moves a single-layout ratio (95%)",
+        s.confidence * 100.0,
+        trimmed(s.margin * 100.0),
+        s.estimator,
+        label::LAYOUT_NOISE
+    )
+}
+
+/// "align    on   -falign-functions=…" (the label goes in front).
+pub fn source(source: &SourceStatus) -> String {
+    format!(
+        "{:<8} {:<4} {}",
+        source.source.name(),
+        if source.active { "on" } else { "off" },
+        source.detail
+    )
+}
+
+/// "build failed: B seed 2: no such flag".
+pub fn build_failed(report: &LayoutReport, f: &BuildResult) -> String {
+    format!(
+        "{}: {} seed {}: {}",
+        label::BUILD_FAILED,
+        report.builds.get(f.build).map_or("?", |b| b.name.as_str()),
+        f.seed,
+        f.error.as_deref().unwrap_or("failed")
+    )
+}
+
+/// The last lines of a failed build's output that a report shows.
+pub fn build_output(f: &BuildResult) -> &[String] {
+    let keep = f.output_tail.len().saturating_sub(5);
+    &f.output_tail[keep..]
+}
+
+/// "time: builds 1.2 s, runs 30.0 s, explain 3.1 s, total 34.3 s", or None
+/// when `analyze` read the runs (nothing was timed).
+pub fn time(report: &LayoutReport) -> Option<String> {
+    if report.analyze.is_some() {
+        return None;
+    }
+    let t = &report.timing;
+    let explain = if report.explain.is_some() {
+        format!(", explain {:.1} s", t.explain_s)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}: builds {:.1} s, runs {:.1} s{explain}, total {:.1} s",
+        label::TIME,
+        t.build_s,
+        t.run_s,
+        t.total_s
+    ))
+}
+
+/// A percentage with one decimal, "n/a" when not finite.
+pub fn percent(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}%", x * 100.0)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// The matrix row's cells in [`super::COLUMNS`] order, the verdict word last
+/// (each format styles it).
+pub fn cells(row: &MatrixRow) -> [String; 8] {
+    let interval = |e: f64, l: f64, h: f64| format!("{} [{}, {}]", ratio(e), ratio(l), ratio(h));
+    let (default_ratio, controlled, noise, verdict) = match &row.comparison {
+        None => (
+            "baseline".into(),
+            "baseline".into(),
+            String::new(),
+            String::new(),
+        ),
+        Some(c) => (
+            c.default_ratio
+                .map_or("n/a".into(), |d| interval(d.estimate, d.low, d.high)),
+            c.controlled
+                .map_or("n/a".into(), |r| interval(r.estimate, r.low, r.high)),
+            if c.layout_noise.is_finite() {
+                format!("±{}", percent(c.layout_noise))
+            } else {
+                "n/a".into()
+            },
+            c.verdict.to_string(),
+        ),
+    };
+    [
+        row.build.clone(),
+        row.metric.clone(),
+        value(row.default_value, row.unit),
+        default_ratio,
+        controlled,
+        percent(row.spread_cv),
+        noise,
+        verdict,
+    ]
+}

@@ -1,0 +1,112 @@
+//! `structs::run`: load a binary's DWARF, summarize every layout, select the
+//! structs `--struct` names, find their hazards (and, with `suggest`, a better
+//! member order). Returns facts; `render/` words them.
+
+use super::dwarf;
+use super::hazards::{self, Hazard};
+use super::layout;
+use super::suggest;
+use super::types::{ArrayUse, StructLayout};
+use super::{Phase, Progress, StructsOptions, StructsReport, SCHEMA_VERSION};
+use anyhow::Result;
+use rayon::prelude::*;
+use regex::Regex;
+use std::collections::HashMap;
+
+/// Compile a `--struct` filter: an exact name, or an anchored regex.
+pub fn name_filter(filter: Option<&str>) -> Result<Option<(String, Option<Regex>)>> {
+    let Some(text) = filter else { return Ok(None) };
+    let regex = Regex::new(&format!("^(?:{text})$")).ok();
+    Ok(Some((text.to_string(), regex)))
+}
+
+fn matches(filter: &Option<(String, Option<Regex>)>, name: &str) -> bool {
+    match filter {
+        None => true,
+        Some((exact, regex)) => {
+            let short = dwarf::unqualified(name);
+            name == exact
+                || short == exact
+                || regex
+                    .as_ref()
+                    .is_some_and(|r| r.is_match(name) || r.is_match(short))
+        }
+    }
+}
+
+/// Load `options.binary`, read every struct, find hazards and (with `suggest`)
+/// reorders. `progress` hears of every unit read (from the reading threads)
+/// and of the start of the hazard pass.
+pub fn run(
+    options: &StructsOptions,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<StructsReport> {
+    if !options.line.is_power_of_two() || options.line < 8 {
+        anyhow::bail!(
+            "--line must be a power of two of at least 8, got {}",
+            options.line
+        );
+    }
+    let filter = name_filter(options.filter.as_deref())?;
+    let parsed = dwarf::read_binary(&options.binary, &|done, total| {
+        progress(&Progress {
+            phase: Phase::Units,
+            done,
+            total,
+        })
+    })?;
+    let mut structs = parsed.structs;
+    structs
+        .par_iter_mut()
+        .for_each(|s| layout::summarize(s, options.line));
+    structs.sort_by(|a, b| a.name.cmp(&b.name).then(a.size.cmp(&b.size)));
+
+    let mut uses: HashMap<&str, Vec<&ArrayUse>> = HashMap::new();
+    for u in &parsed.uses {
+        uses.entry(u.element.as_str()).or_default().push(u);
+    }
+    let selected: Vec<&StructLayout> = structs
+        .iter()
+        .filter(|s| matches(&filter, &s.name))
+        .collect();
+    progress(&Progress {
+        phase: Phase::Hazards,
+        done: 0,
+        total: selected.len(),
+    });
+    let mut found: Vec<Hazard> = selected
+        .par_iter()
+        .flat_map_iter(|s| {
+            let key = s.key();
+            let empty = Vec::new();
+            let u = uses.get(key.as_str()).unwrap_or(&empty);
+            hazards::find(s, u, options.line)
+        })
+        .collect();
+    hazards::rank(&mut found);
+    let suggestions = if options.suggest {
+        selected
+            .iter()
+            .filter_map(|s| suggest::suggest(s, options.line))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let selected_structs = if filter.is_some() {
+        selected.into_iter().cloned().collect()
+    } else {
+        drop(selected);
+        structs
+    };
+    Ok(StructsReport {
+        schema: "ghostbench.structs",
+        schema_version: SCHEMA_VERSION,
+        binary: options.binary.display().to_string(),
+        line: options.line,
+        units: parsed.units,
+        warnings: parsed.warnings,
+        structs: selected_structs,
+        hazards: found,
+        suggestions,
+    })
+}
