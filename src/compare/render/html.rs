@@ -104,29 +104,7 @@ fn compare_body(report: &CompareReport) -> String {
 /// settings and how it ended.
 fn footer(report: &CompareReport) -> String {
     let mut out = String::new();
-    let mut items: Vec<String> = Vec::new();
-    items.extend(prose::process_start(report));
-    if let Some(reason) = &report.counters.unavailable {
-        items.push(format!("{} {reason}", label::COUNTERS_UNAVAILABLE));
-    }
-    let simulation = prose::simulation(report);
-    if let Some(sim) = &simulation {
-        items.extend(sim.unavailable.iter().cloned());
-        items.extend(sim.failures.iter().cloned());
-        items.extend(sim.summary.iter().cloned());
-    }
-    items.extend(
-        prose::notes(report)
-            .into_iter()
-            .map(|n| format!("{} {n}", label::NOTE)),
-    );
-    items.extend(
-        report
-            .environment
-            .warnings()
-            .into_iter()
-            .map(|w| format!("{} {w}", label::WARNING)),
-    );
+    let items = prose::footer_items(report);
     out.push_str(&notes(&items));
     if !report.counters.rows.is_empty() {
         let rows: Vec<Vec<String>> = report
@@ -137,7 +115,7 @@ fn footer(report: &CompareReport) -> String {
             .collect();
         out.push_str(&table(&prose::COUNTER_HEADER, &rows));
     }
-    if let Some(sim) = simulation.filter(|s| !s.rows.is_empty()) {
+    if let Some(sim) = prose::simulation(report).filter(|s| !s.rows.is_empty()) {
         let rows: Vec<Vec<String>> = sim.rows.iter().map(|r| r.to_vec()).collect();
         out.push_str(&table(&prose::SIMULATION_HEADER, &rows));
     }

@@ -90,29 +90,7 @@ fn summaries(report: &CompareReport) -> String {
 /// the settings and how it ended in small print.
 fn footer(report: &CompareReport) -> String {
     let mut out = String::new();
-    let mut items: Vec<String> = Vec::new();
-    items.extend(prose::process_start(report));
-    if let Some(reason) = &report.counters.unavailable {
-        items.push(format!("{} {reason}", label::COUNTERS_UNAVAILABLE));
-    }
-    let simulation = prose::simulation(report);
-    if let Some(sim) = &simulation {
-        items.extend(sim.unavailable.iter().cloned());
-        items.extend(sim.failures.iter().cloned());
-        items.extend(sim.summary.iter().cloned());
-    }
-    items.extend(
-        prose::notes(report)
-            .into_iter()
-            .map(|n| format!("{} {n}", label::NOTE)),
-    );
-    items.extend(
-        report
-            .environment
-            .warnings()
-            .into_iter()
-            .map(|w| format!("{} {w}", label::WARNING)),
-    );
+    let items = prose::footer_items(report);
     for item in &items {
         let _ = writeln!(out, "- {}", escape(item));
     }
@@ -131,7 +109,7 @@ fn footer(report: &CompareReport) -> String {
         }
         let _ = writeln!(out);
     }
-    if let Some(sim) = simulation.filter(|s| !s.rows.is_empty()) {
+    if let Some(sim) = prose::simulation(report).filter(|s| !s.rows.is_empty()) {
         let _ = writeln!(out, "| {} |", prose::SIMULATION_HEADER.join(" | "));
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
         for row in &sim.rows {

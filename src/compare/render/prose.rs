@@ -402,6 +402,34 @@ pub fn percent(fraction: f64) -> String {
     format!("±{}%", trimmed(fraction * 100.0))
 }
 
+/// The footer's list, the same in Markdown and HTML: process start, counters
+/// that could not be read, the simulation, notes and warnings, each labelled.
+pub fn footer_items(report: &CompareReport) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    items.extend(process_start(report));
+    if let Some(reason) = &report.counters.unavailable {
+        items.push(format!("{} {reason}", label::COUNTERS_UNAVAILABLE));
+    }
+    if let Some(sim) = &simulation(report) {
+        items.extend(sim.unavailable.iter().cloned());
+        items.extend(sim.failures.iter().cloned());
+        items.extend(sim.summary.iter().cloned());
+    }
+    items.extend(
+        notes(report)
+            .into_iter()
+            .map(|n| format!("{} {n}", label::NOTE)),
+    );
+    items.extend(
+        report
+            .environment
+            .warnings()
+            .into_iter()
+            .map(|w| format!("{} {w}", label::WARNING)),
+    );
+    items
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
