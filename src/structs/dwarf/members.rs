@@ -3,9 +3,12 @@
 //! `DW_AT_data_bit_offset` or DWARF 2/3 `DW_AT_bit_offset`, big- or little-endian).
 
 use super::builder::Builder;
-use super::table::{MemberNode, Node};
-use crate::structs::types::{Member, StructLayout, SyncKind};
+use super::table::{MemberNode, Node, Qual};
+use crate::structs::types::{Member, MemberText, Spelling, StructLayout, SyncKind};
 use gimli::Reader;
+
+/// How many anonymous records deep pahole-style inline layouts go.
+const MAX_INLINE: u32 = 16;
 
 /// What a member's type contributes to its `Member`.
 struct MemberType {
@@ -62,6 +65,15 @@ impl Builder<'_, '_> {
         let m = &self.record(i).members[k];
         let (name, ty, bit_size, member_align, base) =
             (m.name, m.ty, m.bit_size, m.alignment, m.base);
+        let text = MemberText {
+            spelling: self.spelling(ty),
+            aligned: member_align,
+            type_padding: self.target(ty).map_or(0, |j| self.struct_padding(j)),
+            dims: self
+                .target(ty)
+                .map(|j| self.dims_text(j))
+                .unwrap_or_default(),
+        };
         let t = match self.target(ty) {
             Some(j) => self.member_type(j),
             None => MemberType {
@@ -86,7 +98,118 @@ impl Builder<'_, '_> {
             sync: t.sync,
             hole_after: 0,
             bit_hole_after: 0,
+            text,
         }
+    }
+
+    /// How pahole spells a member of type `ty`: anonymous records inline (also
+    /// through a qualifier, a pointer or an array), pointers to functions as
+    /// `ret (*name)(params)`, anything else by name.
+    fn spelling(&mut self, ty: Option<u64>) -> Spelling {
+        let Some(mut j) = self.target(ty) else {
+            return Spelling::Name("void".into());
+        };
+        let mut qualifier = String::new();
+        let mut through = String::new();
+        // const/volatile over an array or an anonymous record: pahole puts the
+        // qualifier before the element type.
+        if let Node::Qual { kind, target } = &self.t.nodes[j] {
+            let (kind, target) = (*kind, *target);
+            if let Some(t) = self.target(target) {
+                let inner_anon = matches!(&self.t.nodes[t], Node::Record(r) if r.name.is_none());
+                if matches!(self.t.nodes[t], Node::Array { .. }) || inner_anon {
+                    qualifier = match kind {
+                        Qual::Const => "const ",
+                        Qual::Volatile => "volatile ",
+                        Qual::Restrict => "restrict ",
+                        Qual::Atomic => "_Atomic ",
+                    }
+                    .to_string();
+                    j = t;
+                }
+            }
+        }
+        match &self.t.nodes[j] {
+            Node::Array { elem, .. } => match self.target(*elem) {
+                Some(e) => {
+                    if matches!(&self.t.nodes[e], Node::Record(r) if r.name.is_none()) {
+                        j = e;
+                    } else {
+                        return Spelling::Name(format!("{qualifier}{}", self.pahole_name(e, 0)));
+                    }
+                }
+                None => return Spelling::Name("void".into()),
+            },
+            Node::Pointer {
+                target,
+                reference: false,
+                ..
+            } => match self.target(*target) {
+                Some(f) if matches!(self.t.nodes[f], Node::Function { .. }) => {
+                    let (ret, params) = self.signature(f, 0);
+                    return Spelling::FnPointer { ret, params };
+                }
+                Some(r) if matches!(&self.t.nodes[r], Node::Record(rec) if rec.name.is_none()) => {
+                    through = "*".to_string();
+                    j = r;
+                }
+                _ => return Spelling::Name(self.pahole_name(j, 0)),
+            },
+            _ => {}
+        }
+        match &self.t.nodes[j] {
+            Node::Record(r) if r.name.is_none() && self.inline_depth < MAX_INLINE => {
+                self.inline_depth += 1;
+                let inner = self.layout(j);
+                self.inline_depth -= 1;
+                Spelling::Inline {
+                    layout: Box::new(inner),
+                    qualifier,
+                    through,
+                }
+            }
+            _ => Spelling::Name(format!("{qualifier}{}", self.pahole_name(j, 0))),
+        }
+    }
+
+    /// `[2][3]` for an array member (`[]` where DWARF gives no bound), else empty.
+    fn dims_text(&self, mut j: usize) -> String {
+        if let Node::Qual {
+            target: Some(t), ..
+        } = &self.t.nodes[j]
+        {
+            if let Some(t) = self.idx(*t) {
+                j = t;
+            }
+        }
+        match &self.t.nodes[j] {
+            Node::Array { dims, .. } => dims
+                .iter()
+                .map(|d| match d {
+                    Some(n) => format!("[{n}]"),
+                    None => "[]".to_string(),
+                })
+                .collect(),
+            _ => String::new(),
+        }
+    }
+
+    /// Bytes of padding at the end of struct `j` (0 for anything else), as pahole
+    /// counts them: the size less the end of the last member (a bitfield's storage
+    /// unit counts whole).
+    fn struct_padding(&mut self, j: usize) -> u64 {
+        let (size, last) = match &self.t.nodes[j] {
+            Node::Record(r) if r.kind != crate::structs::types::RecordKind::Union => {
+                (r.size.unwrap_or(0), r.members.len().checked_sub(1))
+            }
+            _ => return 0,
+        };
+        let Some(k) = last else { return 0 };
+        let ty = self.record(j).members[k].ty;
+        let type_size = self.target(ty).map_or(0, |t| self.size(t, 0));
+        let place = self.place(&self.record(j).members[k], type_size);
+        let end = (place.offset + place.size).min(size);
+        size - end
     }
 
     /// The member type at `j`: an array is named by its element, with its dimensions.
