@@ -71,9 +71,39 @@ impl Printer {
         let type_width = type_width.max(0) as usize;
         // Each record level counts cache lines from where it starts.
         let mut cacheline = base / self.line;
+        // The end of the storage units of the bitfields in a row so far.
+        let mut run_end = 0;
         for (k, m) in s.members.iter().enumerate() {
             let at = base + m.offset;
             self.owed_blank();
+            let previous = k.checked_sub(1).map(|p| &s.members[p]);
+            match previous {
+                Some(last)
+                    if s.kind != RecordKind::Union
+                        && m.bit_size.is_some()
+                        && last.bit_size.is_some()
+                        && m.offset != last.offset =>
+                {
+                    let which = if m.offset < last.offset {
+                        Some("previous")
+                    } else if m.offset < run_end {
+                        Some("next")
+                    } else {
+                        None
+                    };
+                    if let Some(which) = which {
+                        let _ = writeln!(
+                            self.out,
+                            "\n{tabs}/* Bitfield combined with {which} fields */\n"
+                        );
+                    }
+                }
+                _ => {}
+            }
+            run_end = match m.bit_size {
+                Some(_) => run_end.max(m.offset + m.size),
+                None => 0,
+            };
             let cl = at / self.line;
             if cl > cacheline {
                 cacheline = cl;
@@ -100,9 +130,9 @@ impl Printer {
                 Spelling::Unknown => m.array.iter().map(|d| format!("[{d}]")).collect(),
                 _ => m.text.dims.clone(),
             };
-            // pahole's flexible array: the last of several members of the outermost
-            // record, with no elements.
-            if indent == 1 && k > 0 && k + 1 == s.members.len() && dims.starts_with("[0]") {
+            // pahole's flexible array: the last member, with no elements, of a record
+            // it does not start.
+            if m.offset > 0 && k + 1 == s.members.len() && dims.starts_with("[0]") {
                 dims.replace_range(..3, "[]");
             }
             let name = if m.base {
@@ -125,8 +155,19 @@ impl Printer {
                 } => {
                     let _ = writeln!(self.out, "{tabs}{qualifier}{} {{", inner.kind.keyword());
                     self.body(inner, indent + 1, at);
-                    self.owed_blank();
-                    let type_attr = record_attributes(inner);
+                    // A blank line owed inside the record is dropped at its end.
+                    self.blank = false;
+                    // An anonymous union named in a struct shows only the member's
+                    // alignment, after its name.
+                    let type_attr = if inner.kind == RecordKind::Union
+                        && s.kind != RecordKind::Union
+                        && !m.name.is_empty()
+                        && m.text.aligned.is_some()
+                    {
+                        String::new()
+                    } else {
+                        record_attributes(inner)
+                    };
                     // pahole prints the member's own alignment on an unnamed record
                     // only inside a union, and leaves it out of its column count when
                     // the record has an attribute of its own.
@@ -151,8 +192,12 @@ impl Printer {
                     };
                     // The record itself lines its comment up with the members'; through a
                     // qualifier, pointer or array pahole leaves one space.
+                    // Past the column pahole's printf width goes negative and pads on
+                    // the other side: the same number of spaces.
                     let pad = if qualifier.is_empty() && through.is_empty() && dims.is_empty() {
-                        (decl_width + 1).saturating_sub(counted).max(1)
+                        ((decl_width + 1) as i64 - counted as i64)
+                            .unsigned_abs()
+                            .max(1) as usize
                     } else {
                         1
                     };
