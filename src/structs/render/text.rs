@@ -20,7 +20,7 @@ pub fn layout(s: &StructLayout, line: u64, color: bool) -> String {
         color,
     };
     let _ = writeln!(p.out, "{} {} {{", s.kind.keyword(), s.name);
-    p.body(s, 1, 0);
+    p.body(s, 1, 0, &mut 0);
     // pahole prints no summary and no attributes for a union of its own.
     if s.kind == RecordKind::Union {
         p.out.push_str("};\n");
@@ -62,51 +62,55 @@ impl Printer {
     }
 
     /// The members of `s`, `indent` tabs deep, at `base` bytes into the outer struct.
-    fn body(&mut self, s: &StructLayout, indent: usize, base: u64) {
+    /// `cacheline` is the last line a marker was printed for: a struct shares it with
+    /// the records inside it, a union gives each member its own copy.
+    fn body(&mut self, s: &StructLayout, indent: usize, base: u64, shared: &mut u64) {
         let tabs = "\t".repeat(indent);
         // pahole's columns: 26 for the type at one tab, 8 less per further tab; the
         // offset comment starts 22 columns after the type's.
         let type_width = 26 - 8 * (indent as i64 - 1);
         let decl_width = (type_width + 1 + self.name_width).max(0) as usize;
         let type_width = type_width.max(0) as usize;
-        // Each record level counts cache lines from where it starts.
-        let mut cacheline = base / self.line;
-        // The end of the storage units of the bitfields in a row so far.
-        let mut run_end = 0;
+        let union_start = *shared;
+        // The size of the last member that started at a new offset.
+        let mut last_size = 0;
         for (k, m) in s.members.iter().enumerate() {
             let at = base + m.offset;
-            self.owed_blank();
-            let previous = k.checked_sub(1).map(|p| &s.members[p]);
-            match previous {
-                Some(last)
-                    if s.kind != RecordKind::Union
-                        && m.bit_size.is_some()
-                        && last.bit_size.is_some()
-                        && m.offset != last.offset =>
-                {
-                    let which = if m.offset < last.offset {
-                        Some("previous")
-                    } else if m.offset < run_end {
-                        Some("next")
-                    } else {
-                        None
-                    };
-                    if let Some(which) = which {
+            let mut copy = union_start;
+            let cacheline: &mut u64 = if s.kind == RecordKind::Union {
+                &mut copy
+            } else {
+                &mut *shared
+            };
+            if let Some(last) = k.checked_sub(1).map(|p| &s.members[p]) {
+                if s.kind != RecordKind::Union {
+                    let previous = m.offset < last.offset
+                        || (m.offset == last.offset
+                            && last.bit_size.is_none()
+                            && m.bit_size.is_some());
+                    let next = m.offset > last.offset && m.offset - last.offset < last_size;
+                    if previous || next {
+                        if !self.blank {
+                            self.out.push('\n');
+                        }
+                        let which = if previous { "previous" } else { "next" };
                         let _ = writeln!(
                             self.out,
-                            "\n{tabs}/* Bitfield combined with {which} fields */\n"
+                            "{tabs}/* Bitfield combined with {which} fields */"
                         );
+                        self.blank = true;
                     }
                 }
-                _ => {}
+                if m.offset != last.offset {
+                    last_size = m.size;
+                }
+            } else {
+                last_size = m.size;
             }
-            run_end = match m.bit_size {
-                Some(_) => run_end.max(m.offset + m.size),
-                None => 0,
-            };
+            self.owed_blank();
             let cl = at / self.line;
-            if cl > cacheline {
-                cacheline = cl;
+            if cl > *cacheline {
+                *cacheline = cl;
                 let ago = at % self.line;
                 let text = if ago == 0 {
                     format!(
@@ -154,7 +158,7 @@ impl Printer {
                     through,
                 } => {
                     let _ = writeln!(self.out, "{tabs}{qualifier}{} {{", inner.kind.keyword());
-                    self.body(inner, indent + 1, at);
+                    self.body(inner, indent + 1, at, cacheline);
                     // A blank line owed inside the record is dropped at its end.
                     self.blank = false;
                     // An anonymous union named in a struct shows only the member's
