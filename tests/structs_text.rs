@@ -122,6 +122,12 @@ fn pahole_atomic_bug_is_listed_and_not_copied() {
         ours.contains("\t_Atomic long int           count;                /*     8     8 */\n"),
         "{ours}"
     );
-    assert!(ours.contains("/* sum members: 13, holes: 1, sum holes: 7 */"), "{ours}");
-    assert!(!ours.contains("ERROR") && !ours.contains("BRAIN FART"), "{ours}");
+    assert!(
+        ours.contains("/* sum members: 13, holes: 1, sum holes: 7 */"),
+        "{ours}"
+    );
+    assert!(
+        !ours.contains("ERROR") && !ours.contains("BRAIN FART"),
+        "{ours}"
+    );
 }

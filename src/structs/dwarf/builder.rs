@@ -74,7 +74,7 @@ impl<'a, 'd> Builder<'a, 'd> {
 
     /// Lay out every record of the unit that no other unit has laid out, and collect
     /// the arrays of structs its records and variables declare.
-    pub(super) fn build(mut self, seen: &Seen) -> UnitResult {
+    pub(super) fn build(mut self, seen: &Seen, unit: usize) -> UnitResult {
         let mut out = UnitResult::default();
         for i in 0..self.t.nodes.len() {
             let Node::Record(r) = &self.t.nodes[i] else {
@@ -84,12 +84,12 @@ impl<'a, 'd> Builder<'a, 'd> {
                 continue;
             }
             let id = self.identity(i);
-            if !seen.first(id) {
+            if !seen.claim(id, unit) {
                 continue;
             }
             let layout = self.layout(i);
             self.array_uses(i, &layout, &mut out.uses);
-            out.structs.push(layout);
+            out.structs.push((id, layout));
         }
         self.variable_uses(&mut out.uses);
         out

@@ -24,23 +24,25 @@ pub fn read_binary(path: &Path, progress: &(dyn Fn(usize, usize) + Sync)) -> Res
         let done = AtomicUsize::new(0);
         let results: Vec<Result<UnitResult>> = headers
             .into_par_iter()
-            .map(|header| {
+            .enumerate()
+            .map(|(index, header)| {
                 let offset = header
                     .offset()
                     .as_debug_info_offset()
                     .map(|o| o.0)
                     .unwrap_or(0);
-                let result = read_unit(dwarf, header, package, &dir, &seen).with_context(|| {
-                    format!(
-                        "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
-                        path.display()
-                    )
-                });
+                let result =
+                    read_unit(dwarf, header, package, &dir, &seen, index).with_context(|| {
+                        format!(
+                            "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
+                            path.display()
+                        )
+                    });
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, units);
                 result
             })
             .collect();
-        merge(units, results)
+        merge(units, results, &seen)
     })
 }
 
@@ -51,10 +53,11 @@ fn read_unit<'a>(
     package: Option<&load::Package<'a>>,
     dir: &Path,
     seen: &Seen,
+    index: usize,
 ) -> Result<UnitResult> {
     let read = load::with_unit(dwarf, header, package, dir, |dwarf, unit| {
         let table = read_table(dwarf, unit)?;
-        Ok(Builder::new(table, dwarf, unit).build(seen))
+        Ok(Builder::new(table, dwarf, unit).build(seen, index))
     })?;
     Ok(match read {
         load::Read::Walked(r) => r,
@@ -73,8 +76,9 @@ fn read_unit<'a>(
     })
 }
 
-/// The units' results in unit order, duplicates dropped; the first error wins.
-fn merge(units: usize, results: Vec<Result<UnitResult>>) -> Result<Parsed> {
+/// The units' results in unit order, duplicates dropped (of equal identities, the
+/// lowest unit's copy is kept); the first error wins.
+fn merge(units: usize, results: Vec<Result<UnitResult>>, seen: &Seen) -> Result<Parsed> {
     let mut parsed = Parsed {
         structs: Vec::new(),
         uses: Vec::new(),
@@ -85,10 +89,10 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>) -> Result<Parsed> {
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here.
     let mut exact = HashSet::new();
-    for result in results {
+    for (index, result) in results.into_iter().enumerate() {
         let r = result?;
-        for s in r.structs {
-            if exact.insert(exact_key(&s)) {
+        for (id, s) in r.structs {
+            if seen.kept(id, index) && exact.insert(exact_key(&s)) {
                 parsed.structs.push(s);
             }
         }
