@@ -133,8 +133,12 @@ impl Builder<'_, '_> {
                     if matches!(&self.t.nodes[e], Node::Record(r) if r.name.is_none()) {
                         j = e;
                     } else {
-                        // A qualifier over an array is its elements' (pahole drops it).
-                        return Spelling::Name(self.pahole_name(e, 0));
+                        // A qualifier over a sized array is printed before the element's
+                        // own (`const const u8`); over a flexible one pahole drops it.
+                        let sized = matches!(&self.t.nodes[j], Node::Array { dims, .. }
+                            if matches!(dims.first(), Some(Some(n)) if *n > 0));
+                        let prefix = if sized { qualifier.as_str() } else { "" };
+                        return Spelling::Name(format!("{prefix}{}", self.pahole_name(e, 0)));
                     }
                 }
                 None => return Spelling::Name("void".into()),

@@ -70,7 +70,9 @@ impl Printer {
         // offset comment starts 22 columns after the type's.
         let type_width = 26 - 8 * (indent as i64 - 1);
         let decl_width = (type_width + 1 + self.name_width).max(0) as usize;
-        let type_width = type_width.max(0) as usize;
+        // Past the fourth tab pahole's type width goes negative, which printf reads as
+        // that many columns left-justified.
+        let type_width = type_width.unsigned_abs() as usize;
         let union_start = *shared;
         // The size of the last member that started at a new offset.
         let mut last_size = 0;
