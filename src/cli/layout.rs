@@ -58,6 +58,10 @@ pub struct LayoutArgs {
     /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
     pub explain: Option<usize>,
+    /// The microarchitecture model --explain judges placement by (its window size): skylake,
+    /// icelake, zen or generic [default: the CPU running ghostbench].
+    #[arg(long, value_name = "NAME", value_parser = super::code::parse_uarch)]
+    pub uarch: Option<crate::code::uarch::Uarch>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -192,6 +196,7 @@ impl LayoutArgs {
             seed: self.decision.seed.seed,
             command_line: std::env::args().collect(),
             explain: self.explain,
+            uarch: super::code::choose_uarch(self.uarch.as_slice()),
             ..defaults
         };
         self.schedule.apply(&mut options)?;
