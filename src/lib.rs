@@ -14,3 +14,9 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod structs;
+
+/// The integration tests' skip helper (`require_tool`), shared by the unit
+/// tests so a skip looks and counts the same everywhere.
+#[path = "../tests/common/skip.rs"]
+#[cfg(test)]
+mod test_skip;
