@@ -132,6 +132,7 @@ mod tests {
             alignment: 8,
             explicit_alignment: None,
             packed: false,
+            text_packed: false,
             decl_file: None,
             decl_line: None,
             members,

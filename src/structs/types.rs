@@ -156,6 +156,10 @@ pub struct StructLayout {
     /// Packed: some member sits below its natural alignment, or the size is not a
     /// multiple of the largest member alignment (DWARF has no packed attribute).
     pub packed: bool,
+    /// Packed as pahole infers it (`__attribute__((__packed__))` in its text): some
+    /// member off its type's natural alignment, or a size no multiple of the largest.
+    #[serde(skip)]
+    pub text_packed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decl_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

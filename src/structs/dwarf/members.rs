@@ -52,6 +52,7 @@ impl Builder<'_, '_> {
             alignment,
             explicit_alignment: explicit,
             packed,
+            text_packed: self.pahole_packed(i),
             decl_file,
             decl_line,
             members,
@@ -111,23 +112,20 @@ impl Builder<'_, '_> {
         };
         let mut qualifier = String::new();
         let mut through = String::new();
-        // const/volatile over an array or an anonymous record: pahole puts the
-        // qualifier before the element type.
-        if let Node::Qual { kind, target } = &self.t.nodes[j] {
+        // A member's own qualifiers come first, with no space after the type.
+        for _ in 0..4 {
+            let Node::Qual { kind, target } = &self.t.nodes[j] else {
+                break;
+            };
             let (kind, target) = (*kind, *target);
-            if let Some(t) = self.target(target) {
-                let inner_anon = matches!(&self.t.nodes[t], Node::Record(r) if r.name.is_none());
-                if matches!(self.t.nodes[t], Node::Array { .. }) || inner_anon {
-                    qualifier = match kind {
-                        Qual::Const => "const ",
-                        Qual::Volatile => "volatile ",
-                        Qual::Restrict => "restrict ",
-                        Qual::Atomic => "_Atomic ",
-                    }
-                    .to_string();
-                    j = t;
-                }
-            }
+            let Some(t) = self.target(target) else { break };
+            qualifier.push_str(match kind {
+                Qual::Const => "const ",
+                Qual::Volatile => "volatile ",
+                Qual::Restrict => "restrict ",
+                Qual::Atomic => "_Atomic ",
+            });
+            j = t;
         }
         match &self.t.nodes[j] {
             Node::Array { elem, .. } => match self.target(*elem) {
@@ -135,7 +133,8 @@ impl Builder<'_, '_> {
                     if matches!(&self.t.nodes[e], Node::Record(r) if r.name.is_none()) {
                         j = e;
                     } else {
-                        return Spelling::Name(format!("{qualifier}{}", self.pahole_name(e, 0)));
+                        // A qualifier over an array is its elements' (pahole drops it).
+                        return Spelling::Name(self.pahole_name(e, 0));
                     }
                 }
                 None => return Spelling::Name("void".into()),
@@ -147,13 +146,14 @@ impl Builder<'_, '_> {
             } => match self.target(*target) {
                 Some(f) if matches!(self.t.nodes[f], Node::Function { .. }) => {
                     let (ret, params) = self.signature(f, 0);
+                    let ret = format!("{qualifier}{ret}");
                     return Spelling::FnPointer { ret, params };
                 }
                 Some(r) if matches!(&self.t.nodes[r], Node::Record(rec) if rec.name.is_none()) => {
                     through = "*".to_string();
                     j = r;
                 }
-                _ => return Spelling::Name(self.pahole_name(j, 0)),
+                _ => return Spelling::Name(format!("{qualifier}{}", self.pahole_name(j, 0))),
             },
             _ => {}
         }
@@ -172,6 +172,85 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// pahole's natural alignment of type `i`: a scalar's size, a pointer's, the
+    /// largest of a record's members (typedefs, qualifiers and arrays looked
+    /// through); explicit alignments do not count.
+    fn natural_alignment(&mut self, i: usize, depth: u32) -> u64 {
+        if depth > super::builder::MAX_DEPTH {
+            return 1;
+        }
+        let i = self.strip_all(i);
+        let a = match &self.t.nodes[i] {
+            Node::Base { size, .. } | Node::Pointer { size, .. } | Node::Enum { size, .. } => *size,
+            Node::Array { elem, .. } => match self.target(*elem) {
+                Some(e) => self.natural_alignment(e, depth + 1),
+                None => 1,
+            },
+            Node::Record(r) => {
+                let tys: Vec<Option<u64>> = r.members.iter().map(|m| m.ty).collect();
+                let mut best = 1;
+                for ty in tys {
+                    if let Some(t) = self.target(ty) {
+                        best = best.max(self.natural_alignment(t, depth + 1));
+                    }
+                }
+                best
+            }
+            _ => 1,
+        };
+        a.max(1)
+    }
+
+    /// Typedefs and every qualifier stripped.
+    fn strip_all(&self, mut i: usize) -> usize {
+        for _ in 0..super::builder::MAX_DEPTH {
+            match &self.t.nodes[i] {
+                Node::Typedef { target, .. } | Node::Qual { target, .. } => {
+                    match self.target(*target) {
+                        Some(j) => i = j,
+                        None => return i,
+                    }
+                }
+                _ => return i,
+            }
+        }
+        i
+    }
+
+    /// pahole's packed inference (`class__infer_packed_attributes`): a struct whose
+    /// member sits off its natural alignment, or, with no explicit alignment, whose
+    /// size is no multiple of its largest natural member alignment.
+    fn pahole_packed(&mut self, i: usize) -> bool {
+        let (kind, size, explicit) = {
+            let r = self.record(i);
+            (r.kind, r.size.unwrap_or(0), r.alignment)
+        };
+        if kind == crate::structs::types::RecordKind::Union {
+            return false;
+        }
+        let members: Vec<(Option<u64>, u64)> = self
+            .record(i)
+            .members
+            .iter()
+            .map(|m| (m.ty, m.location.unwrap_or(0)))
+            .collect();
+        let mut largest = 1;
+        for (k, (ty, _)) in members.iter().enumerate() {
+            let Some(t) = self.target(*ty) else { continue };
+            let natural = self.natural_alignment(t, 0);
+            if natural == 1 {
+                continue;
+            }
+            largest = largest.max(natural);
+            let type_size = self.size(t, 0);
+            let offset = self.place(&self.record(i).members[k], type_size).offset;
+            if offset % natural != 0 {
+                return true;
+            }
+        }
+        largest != 1 && explicit.is_none() && size % largest != 0
+    }
+
     /// `[2][3]` for an array member (`[]` where DWARF gives no bound), else empty.
     fn dims_text(&self, mut j: usize) -> String {
         if let Node::Qual {
@@ -185,10 +264,7 @@ impl Builder<'_, '_> {
         match &self.t.nodes[j] {
             Node::Array { dims, .. } => dims
                 .iter()
-                .map(|d| match d {
-                    Some(n) => format!("[{n}]"),
-                    None => "[]".to_string(),
-                })
+                .map(|d| format!("[{}]", d.unwrap_or(0)))
                 .collect(),
             _ => String::new(),
         }

@@ -100,31 +100,31 @@ impl<'a> Builder<'a, '_> {
             }
             Node::Qual { kind, target } => {
                 let (kind, target) = (*kind, *target);
-                let inner = match self.target(target) {
-                    Some(j) => self.pahole_name(j, depth + 1),
-                    None => "void".to_string(),
+                let (inner, pointer) = match self.target(target) {
+                    Some(j) => (
+                        self.pahole_name(j, depth + 1),
+                        matches!(self.t.nodes[j], Node::Pointer { .. }),
+                    ),
+                    None => ("void".to_string(), false),
                 };
-                match kind {
-                    Qual::Const => format!("const {inner} "),
-                    Qual::Volatile => format!("volatile {inner} "),
-                    Qual::Restrict => format!("{inner} restrict "),
-                    Qual::Atomic => format!("_Atomic {inner} "),
+                let word = match kind {
+                    Qual::Const => "const",
+                    Qual::Volatile => "volatile",
+                    Qual::Restrict => "restrict",
+                    Qual::Atomic => "_Atomic",
+                };
+                // A qualified pointer reads `T * const`; anything else `const T `.
+                if pointer || kind == Qual::Restrict {
+                    format!("{inner} {word}")
+                } else {
+                    format!("{word} {inner} ")
                 }
             }
-            Node::Array { elem, dims } => {
-                let dims: String = dims
-                    .iter()
-                    .map(|d| match d {
-                        Some(n) => format!("[{n}]"),
-                        None => "[]".to_string(),
-                    })
-                    .collect();
-                let inner = match self.target(*elem) {
-                    Some(j) => self.pahole_name(j, depth + 1),
-                    None => "?".to_string(),
-                };
-                format!("{inner}{dims}")
-            }
+            // pahole names an array (behind a pointer, say) by its element alone.
+            Node::Array { elem, .. } => match self.target(*elem) {
+                Some(j) => self.pahole_name(j, depth + 1),
+                None => "?".to_string(),
+            },
             Node::Function { .. } => {
                 let (ret, params) = self.signature(i, depth + 1);
                 format!("{ret} ()({params})")

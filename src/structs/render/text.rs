@@ -21,6 +21,11 @@ pub fn layout(s: &StructLayout, line: u64, color: bool) -> String {
     };
     let _ = writeln!(p.out, "{} {} {{", s.kind.keyword(), s.name);
     p.body(s, 1, 0);
+    // pahole prints no summary and no attributes for a union of its own.
+    if s.kind == RecordKind::Union {
+        p.out.push_str("};\n");
+        return p.out;
+    }
     p.summary(s);
     let _ = writeln!(p.out, "}}{};", record_attributes(s));
     p.out
@@ -29,7 +34,7 @@ pub fn layout(s: &StructLayout, line: u64, color: bool) -> String {
 /// pahole's ` __attribute__((…))` after a record's closing brace: packed wins over an
 /// explicit alignment (pahole prints one of them).
 fn record_attributes(s: &StructLayout) -> String {
-    if s.packed {
+    if s.text_packed {
         " __attribute__((__packed__))".to_string()
     } else if let Some(a) = s.explicit_alignment {
         format!(" __attribute__((__aligned__({a})))")
@@ -66,7 +71,7 @@ impl Printer {
         let type_width = type_width.max(0) as usize;
         // Each record level counts cache lines from where it starts.
         let mut cacheline = base / self.line;
-        for m in &s.members {
+        for (k, m) in s.members.iter().enumerate() {
             let at = base + m.offset;
             self.owed_blank();
             let cl = at / self.line;
@@ -91,10 +96,15 @@ impl Printer {
                 Some(a) => format!(" __attribute__((__aligned__({a})))"),
                 None => String::new(),
             };
-            let dims: String = match m.text.spelling {
+            let mut dims: String = match m.text.spelling {
                 Spelling::Unknown => m.array.iter().map(|d| format!("[{d}]")).collect(),
                 _ => m.text.dims.clone(),
             };
+            // pahole's flexible array: the last of several members of the outermost
+            // record, with no elements.
+            if indent == 1 && k > 0 && k + 1 == s.members.len() && dims.starts_with("[0]") {
+                dims.replace_range(..3, "[]");
+            }
             let name = if m.base {
                 "<ancestor>".to_string()
             } else {
@@ -116,22 +126,37 @@ impl Printer {
                     let _ = writeln!(self.out, "{tabs}{qualifier}{} {{", inner.kind.keyword());
                     self.body(inner, indent + 1, at);
                     self.owed_blank();
-                    let mut decl = format!("}}{}", record_attributes(inner));
+                    let type_attr = record_attributes(inner);
+                    // pahole prints the member's own alignment on an unnamed record
+                    // only inside a union, and leaves it out of its column count when
+                    // the record has an attribute of its own.
+                    let member_attr = if s.kind == RecordKind::Union || !m.name.is_empty() {
+                        aligned.as_str()
+                    } else {
+                        ""
+                    };
+                    let mut decl = format!("}}{type_attr}");
                     for part in [through.as_str(), name.as_str()] {
                         if !part.is_empty() {
                             decl.push(' ');
                             decl.push_str(part);
                         }
                     }
-                    decl.push_str(&aligned);
+                    decl.push_str(member_attr);
                     decl.push(';');
+                    let counted = if type_attr.is_empty() {
+                        decl.len()
+                    } else {
+                        decl.len() - member_attr.len()
+                    };
                     // The record itself lines its comment up with the members'; through a
                     // qualifier, pointer or array pahole leaves one space.
-                    if qualifier.is_empty() && through.is_empty() && m.text.dims.is_empty() {
-                        format!("{tabs}{decl:<w$}{position}", w = decl_width + 1)
+                    let pad = if qualifier.is_empty() && through.is_empty() && dims.is_empty() {
+                        (decl_width + 1).saturating_sub(counted).max(1)
                     } else {
-                        format!("{tabs}{decl} {position}")
-                    }
+                        1
+                    };
+                    format!("{tabs}{decl}{:pad$}{position}", "")
                 }
                 spelling => {
                     let decl = match spelling {
