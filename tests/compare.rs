@@ -5,9 +5,7 @@
 
 mod common;
 
-use common::{
-    compile_c, fixture, ghostbench, measured_runs, read_json, require_tool, timing_lock,
-};
+use common::{compile_c, fixture, ghostbench, measured_runs, read_json, require_tool, timing_lock};
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;

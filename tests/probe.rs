@@ -186,7 +186,10 @@ fn alloc_node_layout_matches_the_c_compiler() {
         .arg("-o")
         .arg(&exe)
         .status();
-    assert!(matches!(built, Ok(s) if s.success()), "cc failed on packed_node.c");
+    assert!(
+        matches!(built, Ok(s) if s.success()),
+        "cc failed on packed_node.c"
+    );
     let out = std::process::Command::new(&exe).output().unwrap();
     let fields: Vec<u64> = String::from_utf8(out.stdout)
         .unwrap()

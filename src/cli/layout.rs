@@ -1,14 +1,14 @@
 //! `ghostbench layout`: arguments, and the glue to `layout::run` and the reports.
 
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
-use super::exit;
+use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
 use crate::layout::render::{html, json as document, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -96,13 +96,13 @@ impl ScheduleArgs {
             ),
         };
         if layouts < layout::MIN_VARIANTS {
-            bail!(
+            return Err(usage(format!(
                 "--layouts and --max-layouts must be at least {}",
                 layout::MIN_VARIANTS
-            );
+            )));
         }
         if self.rounds < 1 {
-            bail!("--rounds must be at least 1");
+            return Err(usage("--rounds must be at least 1"));
         }
         options.layouts = layouts;
         options.max_layouts = max_layouts;
@@ -161,13 +161,15 @@ impl LayoutArgs {
         for text in &self.builds {
             let (name, template) = text
                 .split_once('=')
-                .with_context(|| format!("--build {text:?}: expected NAME=TEMPLATE"))?;
+                .ok_or_else(|| usage(format!("--build {text:?}: expected NAME=TEMPLATE")))?;
             let name = name.trim();
             if name.is_empty() || template.trim().is_empty() {
-                bail!("--build {text:?}: expected NAME=TEMPLATE with both parts");
+                return Err(usage(format!(
+                    "--build {text:?}: expected NAME=TEMPLATE with both parts"
+                )));
             }
             if builds.iter().any(|b: &BuildSpec| b.name == name) {
-                bail!("two builds are named {name:?}");
+                return Err(usage(format!("two builds are named {name:?}")));
             }
             builds.push(BuildSpec {
                 name: name.to_string(),
@@ -175,7 +177,9 @@ impl LayoutArgs {
             });
         }
         if builds.len() < 2 {
-            bail!("give at least two --build NAME=TEMPLATE (the first is the baseline)");
+            return Err(usage(
+                "give at least two --build NAME=TEMPLATE (the first is the baseline)",
+            ));
         }
         let defaults = LayoutOptions::default();
         let mut options = LayoutOptions {
