@@ -3,6 +3,7 @@
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
+use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::layout::render::{html, json as document, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
@@ -64,6 +65,10 @@ pub struct LayoutArgs {
     pub uarch: Option<crate::code::uarch::Uarch>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub fail_on: FailOnArgs,
 }
 
 /// How many layouts, rounds and parallel builds (layout, demo).
@@ -209,11 +214,16 @@ impl LayoutArgs {
 }
 
 pub fn run(args: LayoutArgs) -> Result<i32> {
+    args.fail_on.verdicts()?;
     let options = args.to_options()?;
     args.output.files().check("layout", FORMATS)?;
     let (report, code) = execute(&options, &args.output)?;
-    drop(report);
-    Ok(code)
+    let record = record_of(
+        "layout",
+        &serde_json::to_value(document::document(&report))?,
+    )?;
+    save(&args.store, &record, None);
+    Ok(args.fail_on.exit_code(code, &record.verdicts))
 }
 
 /// Run an experiment with progress, print the matrix, write the report files.
