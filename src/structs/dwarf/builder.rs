@@ -29,6 +29,8 @@ pub(super) struct Builder<'a, 'd> {
     pub(super) files: Option<HashMap<u64, String>>,
     /// How many anonymous records deep `layout` is (they are laid out inline).
     pub(super) inline_depth: u32,
+    /// pahole's natural alignment of each node, 0 = not yet known.
+    pub(super) natural_memo: Vec<u64>,
 }
 
 impl<'a, 'd> Builder<'a, 'd> {
@@ -44,6 +46,7 @@ impl<'a, 'd> Builder<'a, 'd> {
             sync_memo: vec![0; n],
             files: None,
             inline_depth: 0,
+            natural_memo: vec![0; n],
         };
         b.name_anonymous_records();
         b
