@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fixture, ghostbench, have};
+use common::{fixture, ghostbench, have, require_tool};
 use serde_json::Value;
 use std::path::Path;
 use std::process;
@@ -251,8 +251,7 @@ fn nm_sizes(binary: &Path) -> std::collections::HashMap<String, (u64, u64)> {
 
 #[test]
 fn addresses_and_sizes_equal_nm_for_a_real_binary() {
-    if !have("nm") || !have("c++") {
-        eprintln!("skipped: nm or c++ not installed");
+    if !require_tool("nm") || !require_tool("c++") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -380,8 +379,7 @@ fn diff_lists_functions_moved_by_alignment_flags() {
 
 #[test]
 fn hot_ranks_the_callgrind_hot_function_first() {
-    if !have("valgrind") {
-        eprintln!("skipped: valgrind not installed");
+    if !require_tool("valgrind") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -78,7 +78,7 @@ const STEPS: &[Step] = &[layout_step, structs_step, probe_step];
 
 pub fn run(args: DemoArgs) -> Result<i32> {
     if args.max_compilers < 1 {
-        bail!("--max-compilers must be at least 1");
+        return Err(super::exit::usage("--max-compilers must be at least 1"));
     }
     // The layout step's options, checked before anything is built.
     options(&args, Vec::new())?;
