@@ -1,6 +1,8 @@
 //! Integration tests of `ghostbench code` on binaries built at test time from
 //! `tests/fixtures/code/`: exact placement, a cross-check with nm, `--diff`,
-//! `--hot` with callgrind, and the one-line errors for bad inputs.
+//! `--hot` with callgrind, the one-line errors for bad inputs, and the
+//! microarchitecture models (`--uarch`: fusion per model on hand-assembled
+//! pairs, detection from cpuinfo text, the first line naming the model).
 
 mod common;
 

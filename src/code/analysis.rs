@@ -82,7 +82,7 @@ fn facts(
                 && spans(l.header, l.body_bytes, g.window) > min_spans(l.body_bytes, g.window)
         })
         .count();
-    // A size-0 symbol has no known bytes: no entry flags (docs/methodology.md).
+    // A size-0 symbol has no known bytes: no entry flags (README, `code`).
     let entry_near_window_end = size > 0 && near_end(address, g.window);
     let hazards = if model.jcc_erratum { spots } else { 0 };
     UarchFacts {

@@ -109,7 +109,7 @@ pub struct Scan {
 /// The near branches the erratum concerns. Far transfers (`ljmp`, `lcall`,
 /// `lret`, `iret`) are never spots: they are microcoded, delivered from the
 /// microcode sequencer rather than the uop cache, so the erratum's fix (not
-/// caching the line) changes nothing for them (docs/methodology.md §"code").
+/// caching the line) changes nothing for them (README, `code`: "Microarchitecture models").
 fn spot_kind(instruction: &Instruction) -> Option<SpotKind> {
     if instruction.is_jcc_short_or_near() {
         return Some(SpotKind::Jcc);

@@ -40,7 +40,7 @@ pub struct Function {
     #[serde(flatten)]
     pub placement: Placement,
     /// Entry in the last 16 bytes of its cache line / DSB window (the first
-    /// model's). Never for a size-0 symbol (docs/methodology.md).
+    /// model's). Never for a size-0 symbol (README, `code`).
     pub entry_near_line_end: bool,
     pub entry_near_window_end: bool,
     pub loops: Vec<Loop>,
