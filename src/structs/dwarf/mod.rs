@@ -46,6 +46,8 @@ pub struct Parsed {
     /// Lock sites mapped to record members (one site may map at several levels).
     pub lock_uses: Vec<LockUse>,
     pub lock_stats: LockStats,
+    /// Typedef names of records (typedef name, record key `name#size`), when asked for.
+    pub aliases: Vec<(String, String)>,
 }
 
 /// Struct identities already turned into layouts, sharded so threads rarely wait.
@@ -77,6 +79,7 @@ pub(super) struct UnitResult {
     pub(super) uses: Vec<ArrayUse>,
     pub(super) warnings: Vec<String>,
     pub(super) locks: UnitLocks,
+    pub(super) aliases: Vec<(String, String)>,
 }
 
 /// What became of one site in this unit.

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub fn read_binary(
     path: &Path,
     index: &SiteIndex<'_>,
+    aliases: bool,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Parsed> {
     load::with_dwarf(path, |dwarf, package| {
@@ -36,8 +37,8 @@ pub fn read_binary(
                     .as_debug_info_offset()
                     .map(|o| o.0)
                     .unwrap_or(0);
-                let result =
-                    read_unit(dwarf, header, package, &dir, &seen, index).with_context(|| {
+                let result = read_unit(dwarf, header, package, &dir, &seen, index, aliases)
+                    .with_context(|| {
                         format!(
                             "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
                             path.display()
@@ -59,12 +60,13 @@ fn read_unit<'a>(
     dir: &Path,
     seen: &Seen,
     index: &SiteIndex<'_>,
+    aliases: bool,
 ) -> Result<UnitResult> {
     let read = load::with_unit(dwarf, header, package, dir, |dwarf, unit| {
         let table = read_table(dwarf, unit)?;
         let mut builder = Builder::new(table, dwarf, unit);
         let locks = builder.lock_uses(index);
-        let mut result = builder.build(seen);
+        let mut result = builder.build(seen, aliases);
         result.locks = locks;
         Ok(result)
     })?;
@@ -94,6 +96,7 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
         warnings: Vec::new(),
         lock_uses: Vec::new(),
         lock_stats: LockStats::default(),
+        aliases: Vec::new(),
     };
     let mut outcomes: Vec<Option<Outcome>> = vec![None; index.sites.len()];
     let mut uses = HashSet::new();
@@ -120,6 +123,7 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
             }
         }
         parsed.lock_uses.extend(r.locks.uses);
+        parsed.aliases.extend(r.aliases);
     }
     parsed.lock_stats = stats(index, &outcomes);
     // A site two units both claim keeps the uses of its best outcome only.
@@ -130,6 +134,8 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
         .lock_uses
         .sort_by(|a, b| (&a.record, &a.path, a.site).cmp(&(&b.record, &b.path, b.site)));
     parsed.lock_uses.dedup();
+    parsed.aliases.sort();
+    parsed.aliases.dedup();
     Ok(parsed)
 }
 
