@@ -74,7 +74,7 @@ impl<'a, 'd> Builder<'a, 'd> {
 
     /// Lay out every record of the unit that no other unit has laid out, and collect
     /// the arrays of structs its records and variables declare.
-    pub(super) fn build(mut self, seen: &Seen, aliases: bool) -> UnitResult {
+    pub(super) fn build(mut self, seen: &Seen, aliases: bool, unit: usize) -> UnitResult {
         let mut out = UnitResult::default();
         if aliases {
             self.typedef_aliases(&mut out.aliases);
@@ -87,12 +87,12 @@ impl<'a, 'd> Builder<'a, 'd> {
                 continue;
             }
             let id = self.identity(i);
-            if !seen.first(id) {
+            if !seen.claim(id, unit) {
                 continue;
             }
             let layout = self.layout(i);
             self.array_uses(i, &layout, &mut out.uses);
-            out.structs.push(layout);
+            out.structs.push((id, layout));
         }
         self.variable_uses(&mut out.uses);
         out
