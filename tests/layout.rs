@@ -794,6 +794,8 @@ fn explain_names_the_hot_function_that_alignment_moved() {
             "--rounds",
             "2",
             "--explain",
+            "--uarch",
+            "skylake",
             "--quiet",
             "--color",
             "never",
@@ -807,10 +809,16 @@ fn explain_names_the_hot_function_that_alignment_moved() {
         .stdout(predicates::str::contains(
             "Code placement of the default layouts against A's",
         ))
-        .stdout(predicates::str::contains("hot_loop"));
+        .stdout(predicates::str::contains("hot_loop"))
+        .stdout(predicates::str::contains(
+            "placement judged by the skylake model (named with --uarch), 32-byte windows",
+        ));
     let report = read_json(&json);
     let explain = &report["explain"];
     assert_eq!(explain["top"], 10, "{explain}");
+    // Judged by the model named: skylake's 32-byte windows.
+    assert_eq!(explain["uarch"]["models"][0], "skylake", "{explain}");
+    assert_eq!(explain["window"], 32, "{explain}");
     let builds = explain["builds"].as_array().unwrap();
     assert_eq!(builds.len(), 1, "{explain}");
     let b = &builds[0];

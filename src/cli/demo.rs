@@ -321,6 +321,8 @@ fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
         // Which hot loops the builds placed differently: one callgrind run
         // of the baseline (about 3–4 s here) and three ELF analyses.
         explain: Some(5),
+        // Judged by the model of the CPU the demo runs on.
+        uarch: crate::code::uarch::detect(),
         ..LayoutOptions::default()
     };
     args.schedule.apply(&mut options)?;

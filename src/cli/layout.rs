@@ -3,6 +3,7 @@
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
+use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::layout::render::{html, json as document, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
@@ -58,8 +59,16 @@ pub struct LayoutArgs {
     /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
     pub explain: Option<usize>,
+    /// The microarchitecture model --explain judges placement by (its window size): skylake,
+    /// icelake, zen or generic [default: the CPU running ghostbench].
+    #[arg(long, value_name = "NAME", value_parser = super::code::parse_uarch)]
+    pub uarch: Option<crate::code::uarch::Uarch>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub fail_on: FailOnArgs,
 }
 
 /// How many layouts, rounds and parallel builds (layout, demo).
@@ -196,6 +205,7 @@ impl LayoutArgs {
             seed: self.decision.seed.seed,
             command_line: std::env::args().collect(),
             explain: self.explain,
+            uarch: super::code::choose_uarch(self.uarch.as_slice()),
             ..defaults
         };
         self.schedule.apply(&mut options)?;
@@ -204,11 +214,16 @@ impl LayoutArgs {
 }
 
 pub fn run(args: LayoutArgs) -> Result<i32> {
+    args.fail_on.verdicts()?;
     let options = args.to_options()?;
     args.output.files().check("layout", FORMATS)?;
     let (report, code) = execute(&options, &args.output)?;
-    drop(report);
-    Ok(code)
+    let record = record_of(
+        "layout",
+        &serde_json::to_value(document::document(&report))?,
+    )?;
+    save(&args.store, &record, None);
+    Ok(args.fail_on.exit_code(code, &record.verdicts))
 }
 
 /// Run an experiment with progress, print the matrix, write the report files.
