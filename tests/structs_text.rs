@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{have, pahole, skip};
+use common::{pahole, require_tool};
 use std::path::{Path, PathBuf};
 use std::process;
 
@@ -52,8 +52,7 @@ const PAHOLE_BUGS: &[&str] = &["struct with_atomic {"];
 
 #[test]
 fn text_is_byte_identical_to_pahole() {
-    if !have("pahole") || !have("gcc") {
-        skip("pahole (dwarves) or gcc not installed");
+    if !require_tool("pahole") || !require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -100,8 +99,7 @@ fn text_is_byte_identical_to_pahole() {
 
 #[test]
 fn pahole_atomic_bug_is_listed_and_not_copied() {
-    if !have("pahole") || !have("gcc") {
-        skip("pahole (dwarves) or gcc not installed");
+    if !require_tool("pahole") || !require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
