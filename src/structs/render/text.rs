@@ -174,10 +174,13 @@ impl Printer {
                     } else {
                         record_attributes(inner)
                     };
-                    // pahole prints the member's own alignment on an unnamed record
-                    // only inside a union, and leaves it out of its column count when
-                    // the record has an attribute of its own.
-                    let member_attr = if s.kind == RecordKind::Union || !m.name.is_empty() {
+                    // pahole leaves the member's own alignment off an unnamed union in a
+                    // struct, and out of its column count when the record has an
+                    // attribute of its own.
+                    let member_attr = if s.kind == RecordKind::Union
+                        || !m.name.is_empty()
+                        || inner.kind != RecordKind::Union
+                    {
                         aligned.as_str()
                     } else {
                         ""
