@@ -38,13 +38,18 @@ pub fn read_binary(
                     .as_debug_info_offset()
                     .map(|o| o.0)
                     .unwrap_or(0);
-                let result = read_unit(dwarf, header, package, &dir, &seen, index, aliases, unit)
-                    .with_context(|| {
-                        format!(
-                            "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
-                            path.display()
-                        )
-                    });
+                let pass = Pass {
+                    dir: &dir,
+                    seen: &seen,
+                    index,
+                    aliases,
+                };
+                let result = read_unit(dwarf, header, package, &pass, unit).with_context(|| {
+                    format!(
+                        "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
+                        path.display()
+                    )
+                });
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, units);
                 result
             })
@@ -53,22 +58,29 @@ pub fn read_binary(
     })
 }
 
+/// What every unit of one pass shares: the binary's directory (for split DWARF),
+/// the struct identities already claimed, the lock sites to map, and whether
+/// typedef aliases are wanted.
+struct Pass<'p, 'i> {
+    dir: &'p Path,
+    seen: &'p Seen,
+    index: &'p SiteIndex<'i>,
+    aliases: bool,
+}
+
 /// One unit's types, or the warning that its split DWARF is missing.
 fn read_unit<'a>(
     dwarf: &Dwarf<'a>,
     header: gimli::UnitHeader<Slice<'a>>,
     package: Option<&load::Package<'a>>,
-    dir: &Path,
-    seen: &Seen,
-    index: &SiteIndex<'_>,
-    aliases: bool,
+    pass: &Pass<'_, '_>,
     unit_index: usize,
 ) -> Result<UnitResult> {
-    let read = load::with_unit(dwarf, header, package, dir, |dwarf, unit| {
+    let read = load::with_unit(dwarf, header, package, pass.dir, |dwarf, unit| {
         let table = read_table(dwarf, unit)?;
         let mut builder = Builder::new(table, dwarf, unit);
-        let locks = builder.lock_uses(index);
-        let mut result = builder.build(seen, aliases, unit_index);
+        let locks = builder.lock_uses(pass.index);
+        let mut result = builder.build(pass.seen, pass.aliases, unit_index);
         result.locks = locks;
         Ok(result)
     })?;
