@@ -180,12 +180,16 @@ impl Builder<'_, '_> {
             return 1;
         }
         let i = self.strip_all(i);
+        if self.natural_memo[i] != 0 {
+            return self.natural_memo[i];
+        }
         let a = match &self.t.nodes[i] {
             Node::Base { size, .. } | Node::Pointer { size, .. } | Node::Enum { size, .. } => *size,
             Node::Array { elem, .. } => match self.target(*elem) {
                 Some(e) => self.natural_alignment(e, depth + 1),
                 None => 1,
             },
+            // A record: its widest member (explicit alignments and packing aside).
             Node::Record(r) => {
                 let tys: Vec<Option<u64>> = r.members.iter().map(|m| m.ty).collect();
                 let mut best = 1;
@@ -198,6 +202,7 @@ impl Builder<'_, '_> {
             }
             _ => 1,
         };
+        self.natural_memo[i] = a.max(1);
         a.max(1)
     }
 
@@ -217,13 +222,13 @@ impl Builder<'_, '_> {
         i
     }
 
-    /// pahole's packed inference (`class__infer_packed_attributes`): a struct whose
-    /// member sits off its natural alignment, or, with no explicit alignment, whose
-    /// size is no multiple of its largest natural member alignment.
+    /// pahole's packed inference (`class__infer_packed_attributes`, as its output on
+    /// the kernel shows it): a struct with a non-struct member off its natural
+    /// alignment, or whose size is no multiple of its largest natural member alignment.
     fn pahole_packed(&mut self, i: usize) -> bool {
-        let (kind, size, explicit) = {
+        let (kind, size) = {
             let r = self.record(i);
-            (r.kind, r.size.unwrap_or(0), r.alignment)
+            (r.kind, r.size.unwrap_or(0))
         };
         if kind == crate::structs::types::RecordKind::Union {
             return false;
@@ -242,13 +247,18 @@ impl Builder<'_, '_> {
                 continue;
             }
             largest = largest.max(natural);
+            // A struct member's offset is not checked (arrays of structs are).
+            let stripped = self.strip_all(t);
+            if matches!(self.t.nodes[stripped], Node::Record(_)) {
+                continue;
+            }
             let type_size = self.size(t, 0);
             let offset = self.place(&self.record(i).members[k], type_size).offset;
             if offset % natural != 0 {
                 return true;
             }
         }
-        largest != 1 && explicit.is_none() && size % largest != 0
+        largest != 1 && size % largest != 0
     }
 
     /// `[2][3]` for an array member (`[]` where DWARF gives no bound), else empty.

@@ -3,11 +3,11 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, Attrs, Str};
+use super::attrs::{read_attrs, read_code_attrs, Attrs, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
-use gimli::{constants as dw, DwTag};
+use gimli::{constants as dw, AttributeValue, DwTag};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Qual {
@@ -89,11 +89,25 @@ pub(super) enum Node<'a> {
 /// A variable at namespace scope: its name, type and `alignas`.
 pub(super) type Variable<'a> = (Str<'a>, u64, Option<u64>);
 
+/// A subprogram with code (low_pc or ranges) at namespace scope: where its DIE is
+/// and its raw pc attributes, for the lock sites it may hold.
+pub(super) struct Function<'a> {
+    pub offset: u64,
+    pub low_pc: Option<AttributeValue<Slice<'a>>>,
+    pub high_pc: Option<AttributeValue<Slice<'a>>>,
+    pub ranges: Option<AttributeValue<Slice<'a>>>,
+}
+
+/// A variable at namespace scope with a location (a global): location and type.
+pub(super) type Global<'a> = (AttributeValue<Slice<'a>>, u64);
+
 /// The type DIEs of one unit, in DIE order (so lookups are binary searches).
 pub(super) struct Table<'a> {
     pub offsets: Vec<u64>,
     pub nodes: Vec<Node<'a>>,
     pub variables: Vec<Variable<'a>>,
+    pub functions: Vec<Function<'a>>,
+    pub globals: Vec<Global<'a>>,
 }
 
 /// What the open parent DIE is, for the children read after it.
@@ -121,6 +135,8 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
             offsets: Vec::new(),
             nodes: Vec::new(),
             variables: Vec::new(),
+            functions: Vec::new(),
+            globals: Vec::new(),
         },
         stack: Vec::new(),
     };
@@ -199,7 +215,10 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_variable => match parent {
                 Some(Ctx::Scope(_)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let (a, code) = read_code_attrs(entries, abbrev)?;
+                    if let (Some(location), Some(ty)) = (code.location, a.ty) {
+                        self.t.globals.push((location, ty));
+                    }
                     if let (Some(name), Some(ty)) = (a.name, a.ty) {
                         self.t.variables.push((name, ty, a.alignment));
                     }
@@ -372,8 +391,17 @@ impl<'a> TableReader<'a, '_> {
         abbrev: &gimli::Abbreviation,
         offset: u64,
     ) -> Result<Step> {
+        // Subprograms without children hold no variables to map lock sites with.
         if abbrev.has_children() && abbrev.tag() == dw::DW_TAG_subprogram {
-            let a = read_attrs(entries, abbrev)?;
+            let (a, code) = read_code_attrs(entries, abbrev)?;
+            if code.low_pc.is_some() || code.ranges.is_some() {
+                self.t.functions.push(Function {
+                    offset,
+                    low_pc: code.low_pc,
+                    high_pc: code.high_pc,
+                    ranges: code.ranges,
+                });
+            }
             if let Some(sibling) = a.sibling.filter(|s| *s > offset) {
                 return Ok(Step::Jump(sibling));
             }

@@ -20,7 +20,7 @@ pub fn layout(s: &StructLayout, line: u64, color: bool) -> String {
         color,
     };
     let _ = writeln!(p.out, "{} {} {{", s.kind.keyword(), s.name);
-    p.body(s, 1, 0);
+    p.body(s, 1, 0, &mut 0);
     // pahole prints no summary and no attributes for a union of its own.
     if s.kind == RecordKind::Union {
         p.out.push_str("};\n");
@@ -62,21 +62,55 @@ impl Printer {
     }
 
     /// The members of `s`, `indent` tabs deep, at `base` bytes into the outer struct.
-    fn body(&mut self, s: &StructLayout, indent: usize, base: u64) {
+    /// `cacheline` is the last line a marker was printed for: a struct shares it with
+    /// the records inside it, a union gives each member its own copy.
+    fn body(&mut self, s: &StructLayout, indent: usize, base: u64, shared: &mut u64) {
         let tabs = "\t".repeat(indent);
         // pahole's columns: 26 for the type at one tab, 8 less per further tab; the
         // offset comment starts 22 columns after the type's.
         let type_width = 26 - 8 * (indent as i64 - 1);
         let decl_width = (type_width + 1 + self.name_width).max(0) as usize;
         let type_width = type_width.max(0) as usize;
-        // Each record level counts cache lines from where it starts.
-        let mut cacheline = base / self.line;
+        let union_start = *shared;
+        // The size of the last member that started at a new offset.
+        let mut last_size = 0;
         for (k, m) in s.members.iter().enumerate() {
             let at = base + m.offset;
+            let mut copy = union_start;
+            let cacheline: &mut u64 = if s.kind == RecordKind::Union {
+                &mut copy
+            } else {
+                &mut *shared
+            };
+            if let Some(last) = k.checked_sub(1).map(|p| &s.members[p]) {
+                if s.kind != RecordKind::Union {
+                    let previous = m.offset < last.offset
+                        || (m.offset == last.offset
+                            && last.bit_size.is_none()
+                            && m.bit_size.is_some());
+                    let next = m.offset > last.offset && m.offset - last.offset < last_size;
+                    if previous || next {
+                        if !self.blank {
+                            self.out.push('\n');
+                        }
+                        let which = if previous { "previous" } else { "next" };
+                        let _ = writeln!(
+                            self.out,
+                            "{tabs}/* Bitfield combined with {which} fields */"
+                        );
+                        self.blank = true;
+                    }
+                }
+                if m.offset != last.offset {
+                    last_size = m.size;
+                }
+            } else {
+                last_size = m.size;
+            }
             self.owed_blank();
             let cl = at / self.line;
-            if cl > cacheline {
-                cacheline = cl;
+            if cl > *cacheline {
+                *cacheline = cl;
                 let ago = at % self.line;
                 let text = if ago == 0 {
                     format!(
@@ -100,9 +134,9 @@ impl Printer {
                 Spelling::Unknown => m.array.iter().map(|d| format!("[{d}]")).collect(),
                 _ => m.text.dims.clone(),
             };
-            // pahole's flexible array: the last of several members of the outermost
-            // record, with no elements.
-            if indent == 1 && k > 0 && k + 1 == s.members.len() && dims.starts_with("[0]") {
+            // pahole's flexible array: the last member, with no elements, of a record
+            // it does not start.
+            if m.offset > 0 && k + 1 == s.members.len() && dims.starts_with("[0]") {
                 dims.replace_range(..3, "[]");
             }
             let name = if m.base {
@@ -124,9 +158,20 @@ impl Printer {
                     through,
                 } => {
                     let _ = writeln!(self.out, "{tabs}{qualifier}{} {{", inner.kind.keyword());
-                    self.body(inner, indent + 1, at);
-                    self.owed_blank();
-                    let type_attr = record_attributes(inner);
+                    self.body(inner, indent + 1, at, cacheline);
+                    // A blank line owed inside the record is dropped at its end.
+                    self.blank = false;
+                    // An anonymous union named in a struct shows only the member's
+                    // alignment, after its name.
+                    let type_attr = if inner.kind == RecordKind::Union
+                        && s.kind != RecordKind::Union
+                        && !m.name.is_empty()
+                        && m.text.aligned.is_some()
+                    {
+                        String::new()
+                    } else {
+                        record_attributes(inner)
+                    };
                     // pahole prints the member's own alignment on an unnamed record
                     // only inside a union, and leaves it out of its column count when
                     // the record has an attribute of its own.
@@ -151,8 +196,12 @@ impl Printer {
                     };
                     // The record itself lines its comment up with the members'; through a
                     // qualifier, pointer or array pahole leaves one space.
+                    // Past the column pahole's printf width goes negative and pads on
+                    // the other side: the same number of spaces.
                     let pad = if qualifier.is_empty() && through.is_empty() && dims.is_empty() {
-                        (decl_width + 1).saturating_sub(counted).max(1)
+                        ((decl_width + 1) as i64 - counted as i64)
+                            .unsigned_abs()
+                            .max(1) as usize
                     } else {
                         1
                     };
@@ -392,5 +441,23 @@ pub fn render(report: &StructsReport, hazards_only: bool, color: bool) -> String
         out.push('\n');
         out.push_str(&suggestion(s));
     }
+    out.push_str(&no_reorder(&report.no_reorder));
     out
+}
+
+/// The structs `--suggest` offers nothing for, and why.
+fn no_reorder(names: &[String]) -> String {
+    const LISTED: usize = 10;
+    match names.len() {
+        0 => String::new(),
+        n if n <= LISTED => names
+            .iter()
+            .map(|s| {
+                format!("\nno reorder suggested for {s}: none saves bytes or removes a hazard\n")
+            })
+            .collect(),
+        n => format!(
+            "\nno reorder suggested for {n} other structs: none saves bytes or removes a hazard\n"
+        ),
+    }
 }
