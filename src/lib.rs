@@ -16,3 +16,9 @@ pub mod run;
 pub mod stats;
 pub mod store;
 pub mod structs;
+
+/// The integration tests' skip helper (`require_tool`), shared by the unit
+/// tests so a skip looks and counts the same everywhere.
+#[path = "../tests/common/skip.rs"]
+#[cfg(test)]
+mod test_skip;

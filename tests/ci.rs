@@ -259,8 +259,7 @@ fn the_workflow_yaml_has_the_steps_the_docs_describe() {
 
 #[test]
 fn the_ci_workflow_fails_a_real_regression_and_keeps_the_store() {
-    if !common::have("cc") || !common::have("git") {
-        common::skip("the workflow needs cc and git");
+    if !common::require_tool("cc") || !common::require_tool("git") {
         return;
     }
     let _lock = common::timing_lock();

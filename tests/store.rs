@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{read_json, skip};
+use common::{read_json, skipped};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -838,7 +838,7 @@ impl Drop for Server {
 #[test]
 fn postgres_passes_the_same_store_tests() {
     let Some(server) = Server::start() else {
-        skip("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin");
+        skipped("PostgreSQL server binaries (/usr/lib/postgresql/*/bin)");
         return;
     };
     for (name, test) in TESTS {

@@ -26,6 +26,11 @@ pub const INTERRUPTED: i32 = 130;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A [`UsageError`] as an `anyhow::Error`, for `return Err(usage(...))`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
 /// The exit code of an error that ends a verb: [`USAGE`] for a
 /// [`UsageError`], else [`ERROR`].
 pub fn code_of(error: &anyhow::Error) -> i32 {

@@ -38,7 +38,8 @@ pub const JITTER_VARIABLE: &str = "GHOSTBENCH_ENV_PAD";
 pub const JITTER_MAX_BYTES: usize = 4096;
 /// Bytes of output kept for metrics that read it: the head of stdout, and the
 /// tail of stderr when a `regex:` metric may read it.
-pub const METRIC_OUTPUT_BYTES: usize = 64 << 20;
+/// Past it the metric's error says the output was cut.
+pub const METRIC_OUTPUT_BYTES: usize = 256 << 20;
 
 /// Per-run settings shared by every command of an experiment.
 #[derive(Debug, Clone)]

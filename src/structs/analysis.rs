@@ -2,9 +2,12 @@
 //! structs `--struct` names, find their hazards (and, with `suggest`, a better
 //! member order). Returns facts; `render/` words them.
 
+use super::by_use;
 use super::dwarf;
+use super::elf;
 use super::hazards::{self, Hazard};
 use super::layout;
+use super::locked::{self, LockSites};
 use super::suggest;
 use super::types::{ArrayUse, StructLayout};
 use super::{Phase, Progress, StructsOptions, StructsReport, SCHEMA_VERSION};
@@ -48,7 +51,9 @@ pub fn run(
         );
     }
     let filter = name_filter(options.filter.as_deref())?;
-    let parsed = dwarf::read_binary(&options.binary, &|done, total| {
+    let sites = lock_sites(&options.binary);
+    let index = dwarf::SiteIndex::new(&sites.sites, sites.relocatable);
+    let parsed = dwarf::read_binary(&options.binary, &index, &|done, total| {
         progress(&Progress {
             phase: Phase::Units,
             done,
@@ -56,6 +61,7 @@ pub fn run(
         })
     })?;
     let mut structs = parsed.structs;
+    by_use::attach(&mut structs, &parsed.lock_uses, &sites);
     structs
         .par_iter_mut()
         .for_each(|s| layout::summarize(s, options.line));
@@ -105,8 +111,21 @@ pub fn run(
         line: options.line,
         units: parsed.units,
         warnings: parsed.warnings,
+        lock_sites: parsed.lock_stats,
         structs: selected_structs,
         hazards: found,
         suggestions,
     })
+}
+
+/// The binary's lock sites; none when it cannot be read (the DWARF reader then
+/// reports why).
+fn lock_sites(path: &std::path::Path) -> LockSites {
+    let Ok(mapped) = elf::open(path) else {
+        return LockSites::default();
+    };
+    match elf::parse(path, mapped.bytes()) {
+        Ok(file) => locked::scan(&file),
+        Err(_) => LockSites::default(),
+    }
 }

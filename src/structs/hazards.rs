@@ -4,7 +4,7 @@
 //! worth reclaiming. Each finding carries the exact offsets and element indices.
 
 use super::suggest;
-use super::types::{ArrayUse, StructLayout, SyncKind};
+use super::types::{ArrayUse, LockEvidence, StructLayout, SyncKind};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -80,6 +80,12 @@ pub struct Hazard {
     /// false-sharing: the atomics/locks and other members in the line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// split-lock-risk: the member is an atomic by use (no atomic type).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_use: bool,
+    /// split-lock-risk: the locking instructions seen on the member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locked: Option<LockEvidence>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decl_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,6 +113,8 @@ impl Hazard {
             bytes: None,
             line_index: None,
             members: Vec::new(),
+            by_use: false,
+            locked: None,
             decl_file: s.decl_file.clone(),
             decl_line: s.decl_line,
             score: 0.0,
@@ -134,6 +142,37 @@ fn crosses(address: u64, size: u64, line: u64) -> bool {
 fn bases(align: u64, line: u64) -> impl Iterator<Item = u64> {
     let step = align.clamp(1, line);
     (0..line).step_by(step as usize)
+}
+
+/// ` (atomic by use); locked at 0x11eb in account() (lock add), … (5 sites in 2 functions)`
+pub fn locked_text(by_use: bool, e: &LockEvidence) -> String {
+    let sites: Vec<String> = e
+        .sites
+        .iter()
+        .map(|x| {
+            let f = if x.function.is_empty() {
+                "?"
+            } else {
+                &x.function
+            };
+            format!("{:#x} in {f}() ({})", x.address, x.op)
+        })
+        .collect();
+    let mut text = format!(
+        "; {}locked at {}",
+        if e.inferred { "inferred: " } else { "" },
+        sites.join(", ")
+    );
+    if e.count > e.sites.len() {
+        text.push_str(&format!(
+            ", … ({} sites in {} functions)",
+            e.count, e.functions
+        ));
+    }
+    if by_use {
+        text.push_str(" [atomic by use]");
+    }
+    text
 }
 
 fn list(indices: &[u64]) -> String {
@@ -191,6 +230,7 @@ fn split_locks(s: &StructLayout, uses: &[&ArrayUse], line: u64, out: &mut Vec<Ha
             h.offset = Some(a.offset);
             h.size = Some(a.size);
             h.base_offsets = crossing;
+            evidence(&mut h, a);
             h.score = 1.0 + h.base_offsets.len() as f64 / permitted as f64;
             out.push(h);
         }
@@ -242,6 +282,7 @@ fn split_locks(s: &StructLayout, uses: &[&ArrayUse], line: u64, out: &mut Vec<Ha
             h.member = Some(a.path.clone());
             h.offset = Some(a.offset);
             h.size = Some(a.size);
+            evidence(&mut h, a);
             h.container = Some(container);
             h.array = Some(u.name.clone());
             h.array_offset = Some(u.offset);
@@ -250,6 +291,15 @@ fn split_locks(s: &StructLayout, uses: &[&ArrayUse], line: u64, out: &mut Vec<Ha
             h.base_offsets = other;
             out.push(h);
         }
+    }
+}
+
+/// The member's locking instructions, in the finding and its message.
+fn evidence(h: &mut Hazard, a: &super::types::SyncMember) {
+    h.by_use = a.by_use;
+    if let Some(e) = &a.locked {
+        h.message.push_str(&locked_text(a.by_use, e));
+        h.locked = Some(e.clone());
     }
 }
 

@@ -5,14 +5,18 @@
 //!
 //! The files, lowest first: `types` (the layout types everything talks through),
 //! `elf` (opening the input), `sync` (which type names are atomics and locks),
-//! `dwarf/` (DWARF → layouts), `layout` (pahole's summary numbers), `suggest`
-//! and `hazards` (the passes), `analysis` (the run), `render/` (text, SARIF).
+//! `locked` (lock sites decoded from the code), `dwarf/` (DWARF → layouts, and lock
+//! sites → members), `by_use` (mapped members become atomics), `layout` (pahole's
+//! summary numbers), `suggest` and `hazards` (the passes), `analysis` (the run),
+//! `render/` (text, SARIF).
 
 pub mod analysis;
+pub mod by_use;
 pub mod dwarf;
 pub mod elf;
 pub mod hazards;
 pub mod layout;
+pub mod locked;
 pub mod render;
 pub mod suggest;
 pub mod sync;
@@ -80,6 +84,8 @@ pub struct StructsReport {
     /// Notes about input that was read partially (a missing .dwo, for example).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Lock sites found by decoding the code, and how they mapped to members.
+    pub lock_sites: types::LockStats,
     pub structs: Vec<StructLayout>,
     /// Every hazard, worst first.
     pub hazards: Vec<hazards::Hazard>,

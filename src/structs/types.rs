@@ -70,6 +70,42 @@ pub struct Member {
     /// Bits of hole after this member (bitfields).
     #[serde(skip_serializing_if = "is_zero")]
     pub bit_hole_after: u64,
+    /// How pahole spells this member; only the text renderer reads it.
+    #[serde(skip)]
+    pub text: MemberText,
+}
+
+/// A member's type as pahole spells it in its layout text.
+#[derive(Debug, Clone, Default)]
+pub enum Spelling {
+    /// A type name (`const char  *`: pahole puts a space after every qualified type).
+    Name(String),
+    /// A pointer to a function: `ret (*name)(params)`.
+    FnPointer { ret: String, params: String },
+    /// An anonymous struct or union, printed inline with its own members. `qualifier`
+    /// is `const ` and the like; `through` is `*` for a pointer to it, empty for the
+    /// record itself or an array of it (the dimensions are in `MemberText::dims`).
+    Inline {
+        layout: Box<StructLayout>,
+        qualifier: String,
+        through: String,
+    },
+    /// Not filled in (layouts built by hand in tests): the renderer uses `type_name`.
+    #[default]
+    Unknown,
+}
+
+/// What pahole's text shows of a member beyond its place: spelling, the member's own
+/// `DW_AT_alignment`, and the trailing padding of its struct type.
+#[derive(Debug, Clone, Default)]
+pub struct MemberText {
+    pub spelling: Spelling,
+    /// `DW_AT_alignment` on the member (`__attribute__((__aligned__(N)))`).
+    pub aligned: Option<u64>,
+    /// The member's type is a struct with this many bytes of padding at its end.
+    pub type_padding: u64,
+    /// Array dimensions as pahole prints them (`[4]`, `[]` for a flexible array).
+    pub dims: String,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -85,6 +121,12 @@ pub struct SyncMember {
     pub size: u64,
     pub kind: SyncKind,
     pub type_name: String,
+    /// An atomic by use: no atomic type, but locked instructions update it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_use: bool,
+    /// The locking instructions seen on it (typed atomics too, when seen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locked: Option<LockEvidence>,
 }
 
 /// pahole's summary numbers.
@@ -100,6 +142,9 @@ pub struct Summary {
     pub padding: u64,
     pub bit_padding: u64,
     pub last_cacheline: u64,
+    /// Bits in bitfield members (pahole's `sum bitfield members`).
+    #[serde(skip)]
+    pub sum_bitfield_bits: u64,
 }
 
 /// One struct, class or union with its complete layout.
@@ -117,6 +162,10 @@ pub struct StructLayout {
     /// Packed: some member sits below its natural alignment, or the size is not a
     /// multiple of the largest member alignment (DWARF has no packed attribute).
     pub packed: bool,
+    /// Packed as pahole infers it (`__attribute__((__packed__))` in its text): some
+    /// member off its type's natural alignment, or a size no multiple of the largest.
+    #[serde(skip)]
+    pub text_packed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decl_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -149,4 +198,115 @@ pub struct ArrayUse {
     pub offset: u64,
     /// Number of elements (all dimensions multiplied).
     pub count: u64,
+}
+
+/// One instruction that updates memory atomically: a `lock`-prefixed instruction,
+/// `xchg` with memory, `cmpxchg`, `cmpxchg8b`/`16b` or `xadd`, with its memory operand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockSite {
+    pub address: u64,
+    /// Index into the function names of the scan.
+    pub function: u32,
+    /// `lock add`, `xchg`, `lock cmpxchg`, …
+    pub op: String,
+    /// DWARF register numbers (x86-64) of the base and index registers.
+    pub base: Option<u16>,
+    pub index: Option<u16>,
+    pub scale: u32,
+    pub displacement: i64,
+    /// Bytes the instruction updates.
+    pub size: u64,
+    /// RIP-relative (or absolute) operand: the address it updates.
+    pub target: Option<u64>,
+    /// A segment override (`%gs:` per-CPU data): not mapped.
+    pub segment: bool,
+    /// The base register as computed a few instructions earlier (`lea` or `mov`
+    /// from another register): the mapping retries with that register there.
+    pub derived: Option<Derived>,
+}
+
+/// `base` = `from` + index × scale + `displacement`, computed at `address`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Derived {
+    pub address: u64,
+    pub from: u16,
+    /// The derivation had an index register (its stride is unknown).
+    pub index: bool,
+    pub displacement: i64,
+}
+
+/// Where a member was seen locked, for the findings: address, function, operation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct SiteRef {
+    pub address: u64,
+    pub function: String,
+    pub op: String,
+}
+
+/// How a member became an atomic by use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mapping {
+    /// A variable whose location at the instruction is the operand's register, or a
+    /// global variable at a RIP-relative address.
+    Exact,
+    /// No location covers the operand: the best-ranked candidate type among the
+    /// function's parameters and locals that has a member of the operand's size there.
+    Inferred,
+}
+
+/// The locking instructions that make a member an atomic by use.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LockEvidence {
+    /// Up to 3 sites, lowest address first (exact ones before inferred ones).
+    pub sites: Vec<SiteRef>,
+    /// All sites that update the member.
+    pub count: usize,
+    /// Distinct functions among all the sites.
+    pub functions: usize,
+    /// True when no site maps exactly (every one is inferred).
+    pub inferred: bool,
+}
+
+/// One lock site mapped to a member of a record (what the DWARF pass returns).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LockUse {
+    /// Key of the record (`name#size`).
+    pub record: String,
+    /// Member path inside it (`refcount`, `stats.hits`, `slots[3].count`).
+    pub path: String,
+    pub offset: u64,
+    pub size: u64,
+    /// Index into the lock sites.
+    pub site: usize,
+    pub mapping: Mapping,
+}
+
+/// Why a lock site maps to no member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unmapped {
+    /// The function has no DWARF (no scope covers the address).
+    NoDwarf,
+    /// `%gs:`/`%fs:` operands (per-CPU or thread-local data).
+    Segment,
+    /// A stack slot (`%rsp`/`%rbp` based) of a local that is not a record.
+    Stack,
+    /// The address is a global variable that is not a record (a plain counter).
+    ScalarVariable,
+    /// A RIP-relative address inside no variable DWARF describes.
+    UnknownAddress,
+    /// No variable's location is the register, and no candidate type fits.
+    NoCandidate,
+}
+
+/// How the lock sites of a binary mapped, for `--hazards` and the benchmarks.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LockStats {
+    /// Instructions found: lock-prefixed, xchg with memory, cmpxchg, xadd.
+    pub sites: usize,
+    pub exact: usize,
+    pub inferred: usize,
+    /// Sites mapped to no member, by reason (`no-dwarf`, `segment`, …).
+    pub unmapped: std::collections::BTreeMap<Unmapped, usize>,
 }

@@ -34,6 +34,13 @@ pub(super) struct Attrs<'a> {
     pub encoding: Option<u8>,
     pub decl_file: Option<u64>,
     pub decl_line: Option<u64>,
+    pub prototyped: bool,
+    /// Where code lives (subprograms) and where a variable lives: kept raw, read
+    /// only for the functions and variables that atomics by use look at.
+    pub low_pc: Option<AttributeValue<Slice<'a>>>,
+    pub high_pc: Option<AttributeValue<Slice<'a>>>,
+    pub ranges: Option<AttributeValue<Slice<'a>>>,
+    pub var_location: Option<AttributeValue<Slice<'a>>>,
 }
 
 pub(super) fn read_attrs<'a>(
@@ -64,6 +71,7 @@ pub(super) fn read_attrs<'a>(
             dw::DW_AT_lower_bound => a.lower_bound = bound(&attr),
             dw::DW_AT_declaration => a.declaration = is_true(attr.value()),
             dw::DW_AT_external => a.external = is_true(attr.value()),
+            dw::DW_AT_prototyped => a.prototyped = is_true(attr.value()),
             dw::DW_AT_encoding => {
                 if let AttributeValue::Encoding(e) = attr.value() {
                     a.encoding = Some(e.0)
@@ -71,6 +79,10 @@ pub(super) fn read_attrs<'a>(
             }
             dw::DW_AT_decl_file => a.decl_file = attr.udata_value(),
             dw::DW_AT_decl_line => a.decl_line = attr.udata_value(),
+            dw::DW_AT_low_pc => a.low_pc = Some(attr.value()),
+            dw::DW_AT_high_pc => a.high_pc = Some(attr.value()),
+            dw::DW_AT_ranges => a.ranges = Some(attr.value()),
+            dw::DW_AT_location => a.var_location = Some(attr.value()),
             _ => {}
         }
     }

@@ -8,23 +8,27 @@
 //! Files: `load` (sections, .dwp, split DWARF), `attrs` + `table` (DIEs → type table),
 //! `builder` (table → layouts: sizes, alignment, packing), `members` (member places and
 //! bitfields), `names` (C spelling of types), `identity` (cross-unit dedup key),
-//! `sync_members` (atomics and locks inside a record), `read` (the parallel pass over
+//! `sync_members` (atomics and locks inside a record), `lock_uses` and `descend`
+//! (lock sites → members), `read` (the parallel pass over
 //! units and the merge of their results). This file owns the types they share.
 
 mod attrs;
 mod builder;
+mod descend;
 mod identity;
 mod load;
+mod lock_uses;
 mod members;
 mod names;
 mod read;
 mod sync_members;
 mod table;
 
+pub use lock_uses::SiteIndex;
 pub use names::unqualified;
 pub use read::read_binary;
 
-use crate::structs::types::{ArrayUse, StructLayout};
+use crate::structs::types::{ArrayUse, LockStats, LockUse, Mapping, StructLayout, Unmapped};
 use gimli::{EndianSlice, RunTimeEndian};
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -39,6 +43,9 @@ pub struct Parsed {
     pub uses: Vec<ArrayUse>,
     pub units: usize,
     pub warnings: Vec<String>,
+    /// Lock sites mapped to record members (one site may map at several levels).
+    pub lock_uses: Vec<LockUse>,
+    pub lock_stats: LockStats,
 }
 
 /// Struct identities already turned into layouts, sharded so threads rarely wait.
@@ -69,4 +76,19 @@ pub(super) struct UnitResult {
     pub(super) structs: Vec<StructLayout>,
     pub(super) uses: Vec<ArrayUse>,
     pub(super) warnings: Vec<String>,
+    pub(super) locks: UnitLocks,
+}
+
+/// What became of one site in this unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    Mapped(Mapping),
+    Unmapped(Unmapped),
+}
+
+/// One unit's mapped sites.
+#[derive(Default)]
+pub(super) struct UnitLocks {
+    pub(super) uses: Vec<LockUse>,
+    pub(super) outcomes: Vec<(usize, Outcome)>,
 }

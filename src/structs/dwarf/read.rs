@@ -4,18 +4,24 @@
 
 use super::builder::Builder;
 use super::load::{self, directory_of};
+use super::lock_uses::SiteIndex;
 use super::table::read_table;
-use super::{Dwarf, Parsed, Seen, Slice, UnitResult};
-use crate::structs::types::StructLayout;
+use super::{Dwarf, Outcome, Parsed, Seen, Slice, UnitResult};
+use crate::structs::types::{LockStats, Mapping, StructLayout, Unmapped};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Read every struct of `path` (and its split DWARF). `progress(done, total)` is
-/// called from the reading threads after each unit.
-pub fn read_binary(path: &Path, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Parsed> {
+/// Read every struct of `path` (and its split DWARF), and map the lock sites of
+/// `index` to members. `progress(done, total)` is called from the reading threads
+/// after each unit.
+pub fn read_binary(
+    path: &Path,
+    index: &SiteIndex<'_>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Parsed> {
     load::with_dwarf(path, |dwarf, package| {
         let headers = load::unit_headers(path, dwarf)?;
         let units = headers.len();
@@ -30,17 +36,18 @@ pub fn read_binary(path: &Path, progress: &(dyn Fn(usize, usize) + Sync)) -> Res
                     .as_debug_info_offset()
                     .map(|o| o.0)
                     .unwrap_or(0);
-                let result = read_unit(dwarf, header, package, &dir, &seen).with_context(|| {
-                    format!(
-                        "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
-                        path.display()
-                    )
-                });
+                let result =
+                    read_unit(dwarf, header, package, &dir, &seen, index).with_context(|| {
+                        format!(
+                            "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
+                            path.display()
+                        )
+                    });
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, units);
                 result
             })
             .collect();
-        merge(units, results)
+        merge(units, results, index)
     })
 }
 
@@ -51,10 +58,15 @@ fn read_unit<'a>(
     package: Option<&load::Package<'a>>,
     dir: &Path,
     seen: &Seen,
+    index: &SiteIndex<'_>,
 ) -> Result<UnitResult> {
     let read = load::with_unit(dwarf, header, package, dir, |dwarf, unit| {
         let table = read_table(dwarf, unit)?;
-        Ok(Builder::new(table, dwarf, unit).build(seen))
+        let mut builder = Builder::new(table, dwarf, unit);
+        let locks = builder.lock_uses(index);
+        let mut result = builder.build(seen);
+        result.locks = locks;
+        Ok(result)
     })?;
     Ok(match read {
         load::Read::Walked(r) => r,
@@ -74,13 +86,16 @@ fn read_unit<'a>(
 }
 
 /// The units' results in unit order, duplicates dropped; the first error wins.
-fn merge(units: usize, results: Vec<Result<UnitResult>>) -> Result<Parsed> {
+fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) -> Result<Parsed> {
     let mut parsed = Parsed {
         structs: Vec::new(),
         uses: Vec::new(),
         units,
         warnings: Vec::new(),
+        lock_uses: Vec::new(),
+        lock_stats: LockStats::default(),
     };
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; index.sites.len()];
     let mut uses = HashSet::new();
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here.
@@ -98,8 +113,60 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>) -> Result<Parsed> {
             }
         }
         parsed.warnings.extend(r.warnings);
+        for (site, outcome) in r.locks.outcomes {
+            let slot = &mut outcomes[site];
+            if slot.map_or(true, |old| rank(outcome) < rank(old)) {
+                *slot = Some(outcome);
+            }
+        }
+        parsed.lock_uses.extend(r.locks.uses);
     }
+    parsed.lock_stats = stats(index, &outcomes);
+    // A site two units both claim keeps the uses of its best outcome only.
+    parsed
+        .lock_uses
+        .retain(|u| outcomes[u.site] == Some(Outcome::Mapped(u.mapping)));
+    parsed
+        .lock_uses
+        .sort_by(|a, b| (&a.record, &a.path, a.site).cmp(&(&b.record, &b.path, b.site)));
+    parsed.lock_uses.dedup();
     Ok(parsed)
+}
+
+/// Exact before inferred before unmapped.
+fn rank(o: Outcome) -> u8 {
+    match o {
+        Outcome::Mapped(Mapping::Exact) => 0,
+        Outcome::Mapped(Mapping::Inferred) => 1,
+        Outcome::Unmapped(_) => 2,
+    }
+}
+
+/// Count each site once, by its best outcome; a site no unit looked at has no DWARF
+/// (or, RIP-relative, an address no global covers; `%gs:`, per-CPU data).
+fn stats(index: &SiteIndex<'_>, outcomes: &[Option<Outcome>]) -> LockStats {
+    let mut s = LockStats {
+        sites: outcomes.len(),
+        ..LockStats::default()
+    };
+    for (site, o) in index.sites.iter().zip(outcomes) {
+        let why = match o {
+            Some(Outcome::Mapped(Mapping::Exact)) => {
+                s.exact += 1;
+                continue;
+            }
+            Some(Outcome::Mapped(Mapping::Inferred)) => {
+                s.inferred += 1;
+                continue;
+            }
+            Some(Outcome::Unmapped(why)) => *why,
+            None if site.segment => Unmapped::Segment,
+            None if site.target.is_some() => Unmapped::UnknownAddress,
+            None => Unmapped::NoDwarf,
+        };
+        *s.unmapped.entry(why).or_default() += 1;
+    }
+    s
 }
 
 /// Name, size and every member's name, place and type: equal layouts, equal keys.

@@ -108,6 +108,8 @@ impl Builder<'_, '_> {
                 size,
                 kind,
                 type_name,
+                by_use: false,
+                locked: None,
             });
             return;
         }

@@ -7,7 +7,7 @@ use super::attrs::{read_attrs, Attrs, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
-use gimli::{constants as dw, DwTag};
+use gimli::{constants as dw, AttributeValue, DwTag};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Qual {
@@ -73,7 +73,13 @@ pub(super) enum Node<'a> {
         name: Option<Str<'a>>,
         size: u64,
     },
-    Function,
+    /// A function type: return type (None = void), parameter types, `...`, prototyped.
+    Function {
+        ret: Option<u64>,
+        params: Vec<Option<u64>>,
+        varargs: bool,
+        prototyped: bool,
+    },
     Other {
         name: Option<Str<'a>>,
         size: u64,
@@ -83,11 +89,25 @@ pub(super) enum Node<'a> {
 /// A variable at namespace scope: its name, type and `alignas`.
 pub(super) type Variable<'a> = (Str<'a>, u64, Option<u64>);
 
+/// A subprogram with code (low_pc or ranges) at namespace scope: where its DIE is
+/// and its raw pc attributes, for the lock sites it may hold.
+pub(super) struct Function<'a> {
+    pub offset: u64,
+    pub low_pc: Option<AttributeValue<Slice<'a>>>,
+    pub high_pc: Option<AttributeValue<Slice<'a>>>,
+    pub ranges: Option<AttributeValue<Slice<'a>>>,
+}
+
+/// A variable at namespace scope with a location (a global): location and type.
+pub(super) type Global<'a> = (AttributeValue<Slice<'a>>, u64);
+
 /// The type DIEs of one unit, in DIE order (so lookups are binary searches).
 pub(super) struct Table<'a> {
     pub offsets: Vec<u64>,
     pub nodes: Vec<Node<'a>>,
     pub variables: Vec<Variable<'a>>,
+    pub functions: Vec<Function<'a>>,
+    pub globals: Vec<Global<'a>>,
 }
 
 /// What the open parent DIE is, for the children read after it.
@@ -96,6 +116,7 @@ enum Ctx {
     Scope(Option<String>),
     Record(usize),
     Array(usize),
+    Function(usize),
     Skip,
 }
 
@@ -114,6 +135,8 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
             offsets: Vec::new(),
             nodes: Vec::new(),
             variables: Vec::new(),
+            functions: Vec::new(),
+            globals: Vec::new(),
         },
         stack: Vec::new(),
     };
@@ -193,6 +216,9 @@ impl<'a> TableReader<'a, '_> {
             dw::DW_TAG_variable => match parent {
                 Some(Ctx::Scope(_)) => {
                     let a = read_attrs(entries, abbrev)?;
+                    if let (Some(location), Some(ty)) = (a.var_location, a.ty) {
+                        self.t.globals.push((location, ty));
+                    }
                     if let (Some(name), Some(ty)) = (a.name, a.ty) {
                         self.t.variables.push((name, ty, a.alignment));
                     }
@@ -258,10 +284,32 @@ impl<'a> TableReader<'a, '_> {
                 _ => return self.other(entries, abbrev, offset),
             },
             dw::DW_TAG_subroutine_type => {
-                entries.skip_attributes(abbrev.attributes())?;
-                self.push(offset, Node::Function);
-                Ctx::Skip
+                let a = read_attrs(entries, abbrev)?;
+                let node = Node::Function {
+                    ret: a.ty,
+                    params: Vec::new(),
+                    varargs: false,
+                    prototyped: a.prototyped,
+                };
+                Ctx::Function(self.push(offset, node))
             }
+            dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters => match parent {
+                Some(Ctx::Function(i)) => {
+                    let a = read_attrs(entries, abbrev)?;
+                    if let Node::Function {
+                        params, varargs, ..
+                    } = &mut self.t.nodes[i]
+                    {
+                        if tag == dw::DW_TAG_formal_parameter {
+                            params.push(a.ty);
+                        } else {
+                            *varargs = true;
+                        }
+                    }
+                    Ctx::Skip
+                }
+                _ => return self.other(entries, abbrev, offset),
+            },
             _ => return self.other(entries, abbrev, offset),
         };
         Ok(Step::Open(ctx))
@@ -343,9 +391,17 @@ impl<'a> TableReader<'a, '_> {
         abbrev: &gimli::Abbreviation,
         offset: u64,
     ) -> Result<Step> {
-        if abbrev.has_children() && abbrev.tag() == dw::DW_TAG_subprogram {
+        if abbrev.tag() == dw::DW_TAG_subprogram {
             let a = read_attrs(entries, abbrev)?;
-            if let Some(sibling) = a.sibling.filter(|s| *s > offset) {
+            if a.low_pc.is_some() || a.ranges.is_some() {
+                self.t.functions.push(Function {
+                    offset,
+                    low_pc: a.low_pc,
+                    high_pc: a.high_pc,
+                    ranges: a.ranges,
+                });
+            }
+            if let Some(sibling) = a.sibling.filter(|s| *s > offset && abbrev.has_children()) {
                 return Ok(Step::Jump(sibling));
             }
         } else {

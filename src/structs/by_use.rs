@@ -1,0 +1,104 @@
+//! Atomics by use, step 3: the members the DWARF pass mapped lock sites to become
+//! atomics of their struct (`SyncMember` with `by_use` and the evidence: up to 3
+//! sites, their count and functions), or add their evidence to a typed atomic at
+//! the same place. Every hazard pass then treats them like typed atomics.
+
+use super::locked::LockSites;
+use super::types::{LockEvidence, LockUse, Mapping, SiteRef, StructLayout, SyncKind, SyncMember};
+use std::collections::{BTreeSet, HashMap};
+
+/// Sites listed per member at most.
+pub const MAX_SITES: usize = 3;
+
+/// Add the mapped lock uses to the structs they name (by `name#size`).
+pub fn attach(structs: &mut [StructLayout], uses: &[LockUse], sites: &LockSites) {
+    let mut by_record: HashMap<&str, Vec<&LockUse>> = HashMap::new();
+    for u in uses {
+        by_record.entry(u.record.as_str()).or_default().push(u);
+    }
+    for s in structs.iter_mut() {
+        let key = s.key();
+        let Some(list) = by_record.get(key.as_str()) else {
+            continue;
+        };
+        let mut by_path: HashMap<&str, Vec<&LockUse>> = HashMap::new();
+        for u in list {
+            by_path.entry(u.path.as_str()).or_default().push(u);
+        }
+        let mut paths: Vec<&str> = by_path.keys().copied().collect();
+        paths.sort_unstable();
+        for path in paths {
+            let group = &by_path[path];
+            let evidence = evidence(group, sites);
+            let (offset, size) = (group[0].offset, group[0].size);
+            // A typed atomic or lock covering the same bytes takes the evidence.
+            if let Some(m) = s
+                .sync_members
+                .iter_mut()
+                .find(|m| m.offset <= offset && offset + size <= m.offset + m.size.max(1))
+            {
+                m.locked = Some(evidence);
+                continue;
+            }
+            let top = s
+                .members
+                .iter_mut()
+                .find(|m| m.name == path && !m.name.is_empty());
+            let type_name = top
+                .as_ref()
+                .map(|m| m.type_name.clone())
+                .unwrap_or_default();
+            if let Some(m) = top {
+                m.sync = Some(SyncKind::Atomic);
+            }
+            s.sync_members.push(SyncMember {
+                path: path.to_string(),
+                offset,
+                size,
+                kind: SyncKind::Atomic,
+                type_name,
+                by_use: true,
+                locked: Some(evidence),
+            });
+        }
+        s.sync_members.sort_by_key(|m| m.offset);
+    }
+}
+
+/// The evidence of one member: exact sites first, lowest address first.
+fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
+    let mut order: Vec<(bool, u64, usize)> = group
+        .iter()
+        .map(|u| {
+            (
+                u.mapping != Mapping::Exact,
+                sites.sites[u.site].address,
+                u.site,
+            )
+        })
+        .collect();
+    order.sort_unstable();
+    order.dedup_by_key(|o| o.1);
+    let functions: BTreeSet<u32> = order.iter().map(|o| sites.sites[o.2].function).collect();
+    LockEvidence {
+        sites: order
+            .iter()
+            .take(MAX_SITES)
+            .map(|o| {
+                let site = &sites.sites[o.2];
+                SiteRef {
+                    address: site.address,
+                    function: sites
+                        .functions
+                        .get(site.function as usize)
+                        .cloned()
+                        .unwrap_or_default(),
+                    op: site.op.clone(),
+                }
+            })
+            .collect(),
+        count: order.len(),
+        functions: functions.len(),
+        inferred: order.iter().all(|o| o.0),
+    }
+}

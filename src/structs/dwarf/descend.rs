@@ -1,0 +1,215 @@
+//! Atomics by use: a record type descended to the scalar at a byte offset (through
+//! nested records and arrays, an index register standing for every element of the
+//! first array met), and the members such a descent makes atomics of: the innermost
+//! named record always, enclosing named records when the path to them is exact.
+
+use super::builder::{element_count, Builder};
+use super::table::Node;
+use crate::structs::types::{LockUse, Mapping};
+
+/// Steps of a type descent, for the member path.
+pub(super) enum Seg {
+    Field(String),
+    /// `[i]`, or `[]` for the array an index register runs over.
+    Index {
+        index: u64,
+        unknown: bool,
+        count: u64,
+        size: u64,
+    },
+}
+
+/// A named record met on the way down: its key, where its path starts, its offset.
+struct Anchor {
+    key: String,
+    seg: usize,
+    at: u64,
+}
+
+pub(super) struct Descent {
+    anchors: Vec<Anchor>,
+    segs: Vec<Seg>,
+    leaf_at: u64,
+    pub(super) leaf_size: u64,
+}
+
+/// Elements an index register's array is expanded into at most.
+const MAX_EXPANDED: u64 = 64;
+
+impl Builder<'_, '_> {
+    /// The record a pointer type points to (typedefs and qualifiers stripped).
+    pub(super) fn pointee(&self, ty: usize) -> Option<usize> {
+        let p = self.strip(ty);
+        let Node::Pointer { target, .. } = &self.t.nodes[p] else {
+            return None;
+        };
+        let r = self.strip(self.target(*target)?);
+        matches!(self.t.nodes[r], Node::Record(_)).then_some(r)
+    }
+
+    /// Follow type `start` down to the scalar at byte `offset`: through record
+    /// members (the one that contains the offset; in a union, one whose size fits
+    /// best) and arrays (the element at the offset; with `unknown`, the first array
+    /// met stands for all its elements).
+    pub(super) fn descend(
+        &mut self,
+        start: usize,
+        mut offset: u64,
+        unknown: bool,
+    ) -> Option<Descent> {
+        let mut d = Descent {
+            anchors: Vec::new(),
+            segs: Vec::new(),
+            leaf_at: 0,
+            leaf_size: 0,
+        };
+        let mut unknown_left = unknown;
+        let mut at = 0u64;
+        let mut cur = start;
+        for _ in 0..32 {
+            cur = self.strip(cur);
+            match &self.t.nodes[cur] {
+                Node::Record(r) => {
+                    let size = r.size?;
+                    if offset >= size {
+                        return None;
+                    }
+                    if let Some(name) = self.record_name(r) {
+                        d.anchors.push(Anchor {
+                            key: format!("{name}#{size}"),
+                            seg: d.segs.len(),
+                            at,
+                        });
+                    }
+                    let members: Vec<(Option<String>, usize, u64)> = r
+                        .members
+                        .iter()
+                        .filter(|m| m.bit_size.is_none())
+                        .filter_map(|m| {
+                            let ty = self.target(m.ty)?;
+                            Some((m.name.map(|n| self.text(n)), ty, m.location.unwrap_or(0)))
+                        })
+                        .collect();
+                    let mut best: Option<(String, usize, u64)> = None;
+                    for (name, ty, loc) in members {
+                        let msize = self.size(ty, 0);
+                        if loc <= offset && offset < loc + msize {
+                            let better = best.is_none();
+                            if better {
+                                best = Some((name.unwrap_or_default(), ty, loc));
+                            }
+                        }
+                    }
+                    let (name, ty, loc) = best?;
+                    d.segs.push(Seg::Field(name));
+                    at += loc;
+                    offset -= loc;
+                    cur = ty;
+                }
+                Node::Array { elem, dims } => {
+                    let count = element_count(dims);
+                    let e = self.target(*elem)?;
+                    let size = self.size(e, 0);
+                    if size == 0 {
+                        return None;
+                    }
+                    let i = offset / size;
+                    if count > 0 && i >= count {
+                        return None;
+                    }
+                    d.segs.push(Seg::Index {
+                        index: i,
+                        unknown: unknown_left,
+                        count,
+                        size,
+                    });
+                    unknown_left = false;
+                    at += i * size;
+                    offset %= size;
+                    cur = e;
+                }
+                _ => {
+                    d.leaf_at = at + offset;
+                    d.leaf_size = self.size(cur, 0);
+                    return Some(d);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The members a descent registers: the innermost named record always (an array of
+/// scalars an index register runs over is expanded element by element), and every
+/// enclosing named record whose path to the leaf has no unknown index.
+pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
+    let mut out = Vec::new();
+    let last = d.anchors.len().saturating_sub(1);
+    for (k, a) in d.anchors.iter().enumerate() {
+        let segs = &d.segs[a.seg..];
+        let unknown = segs
+            .iter()
+            .position(|s| matches!(s, Seg::Index { unknown: true, .. }));
+        let offset = d.leaf_at - a.at;
+        match unknown {
+            None => out.push(LockUse {
+                record: a.key.clone(),
+                path: path(segs, None),
+                offset,
+                size: d.leaf_size,
+                site: 0,
+                mapping,
+            }),
+            Some(u) if k == last => {
+                let Seg::Index {
+                    index, count, size, ..
+                } = segs[u]
+                else {
+                    continue;
+                };
+                if count == 0 || count > MAX_EXPANDED {
+                    continue;
+                }
+                let first = offset - index * size;
+                for i in 0..count {
+                    out.push(LockUse {
+                        record: a.key.clone(),
+                        path: path(segs, Some((u, i))),
+                        offset: first + i * size,
+                        size: d.leaf_size,
+                        site: 0,
+                        mapping,
+                    });
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// `a.b[3].c`, with the segment `(k, i)` spelled as index `i`.
+fn path(segs: &[Seg], replace: Option<(usize, u64)>) -> String {
+    let mut p = String::new();
+    for (k, s) in segs.iter().enumerate() {
+        match s {
+            Seg::Field(name) => {
+                if name.is_empty() {
+                    continue;
+                }
+                if !p.is_empty() {
+                    p.push('.');
+                }
+                p.push_str(name);
+            }
+            Seg::Index { index, .. } => {
+                let i = match replace {
+                    Some((at, i)) if at == k => i,
+                    _ => *index,
+                };
+                p.push_str(&format!("[{i}]"));
+            }
+        }
+    }
+    p
+}

@@ -1,0 +1,493 @@
+//! Atomics by use, step 2 (step 1, the decoding, is `structs::locked`): map each lock
+//! site of one unit to the record member it updates. For a site inside one of the
+//! unit's functions, the variables and parameters of its scopes (the subprogram,
+//! lexical blocks, inlined subroutines, whose variables take their type from
+//! DW_AT_abstract_origin) are searched for one whose location at the site's address
+//! (DW_AT_location: an expression or a .debug_loc/.debug_loclists list) is the
+//! operand's base register; its type (a pointer to a record, or a record in memory)
+//! is then descended at the displacement through nested records and arrays. An
+//! index register means every element of the array the displacement falls in.
+//! RIP-relative operands are matched to the unit's global variables. When no
+//! location covers the register, the function's pointer-to-record variables are
+//! ranked (innermost scope first, parameters first) and the first with a member of
+//! the operand's size at the displacement is taken, marked inferred. Unreadable
+//! location lists count as no location: a site maps inferred or not at all.
+
+use super::builder::Builder;
+use super::descend::registrations;
+use super::table::Function;
+use super::{Outcome, Slice, UnitLocks};
+use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped};
+use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
+use std::collections::HashMap;
+
+/// The lock sites a unit's pass looks up: all of them sorted by address, the ones
+/// with a register operand (by address), and the RIP-relative ones (by target).
+pub struct SiteIndex<'s> {
+    pub sites: &'s [LockSite],
+    scoped: Vec<usize>,
+    by_target: Vec<(u64, usize)>,
+    relocatable: bool,
+}
+
+impl<'s> SiteIndex<'s> {
+    pub fn new(sites: &'s [LockSite], relocatable: bool) -> SiteIndex<'s> {
+        let scoped = (0..sites.len())
+            .filter(|&i| sites[i].target.is_none() && !sites[i].segment)
+            .collect();
+        let mut by_target: Vec<(u64, usize)> = if relocatable {
+            Vec::new()
+        } else {
+            (0..sites.len())
+                .filter(|&i| !sites[i].segment)
+                .filter_map(|i| sites[i].target.map(|t| (t, i)))
+                .collect()
+        };
+        by_target.sort_unstable();
+        SiteIndex {
+            sites,
+            scoped,
+            by_target,
+            relocatable,
+        }
+    }
+
+    /// Register-operand sites in [begin, end).
+    fn in_range(&self, begin: u64, end: u64) -> &[usize] {
+        let lo = self
+            .scoped
+            .partition_point(|&i| self.sites[i].address < begin);
+        let hi = self
+            .scoped
+            .partition_point(|&i| self.sites[i].address < end);
+        &self.scoped[lo..hi.max(lo)]
+    }
+
+    /// RIP-relative sites whose target lies in [begin, end).
+    fn targets_in(&self, begin: u64, end: u64) -> &[(u64, usize)] {
+        let lo = self.by_target.partition_point(|t| t.0 < begin);
+        let hi = self.by_target.partition_point(|t| t.0 < end);
+        &self.by_target[lo..hi.max(lo)]
+    }
+}
+
+/// Where a variable's value or storage is at one address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loc {
+    /// The value is in the register (DW_OP_regN).
+    Reg(u16),
+    /// The value is register + k (DW_OP_bregN k; DW_OP_stack_value).
+    RegPlus(u16, i64),
+    /// The variable is in memory at register + k (DW_OP_bregN k).
+    Memory(u16, i64),
+    /// The variable is in memory at a fixed address (DW_OP_addr).
+    Addr(u64),
+}
+
+struct Var<'a> {
+    ty: Option<u64>,
+    origin: Option<u64>,
+    location: Option<AttributeValue<Slice<'a>>>,
+    param: bool,
+}
+
+struct Frame<'a> {
+    vars: Vec<Var<'a>>,
+    /// A subprogram or an inlined subroutine (not a lexical block).
+    function: bool,
+}
+
+/// What the exact search found for one register.
+enum Exact {
+    Found(Vec<LockUse>),
+    /// A variable is in the register, but it points to no record member.
+    Scalar,
+    None,
+}
+
+impl<'a> Builder<'a, '_> {
+    /// Map the lock sites that fall in this unit's functions and globals.
+    pub(super) fn lock_uses(&mut self, index: &SiteIndex<'_>) -> UnitLocks {
+        let mut out = UnitLocks::default();
+        if index.sites.is_empty() {
+            return out;
+        }
+        let functions = std::mem::take(&mut self.t.functions);
+        let mut origins: HashMap<u64, Option<u64>> = HashMap::new();
+        for f in &functions {
+            let sites = match self.function_sites(f, index) {
+                Some(s) if !s.is_empty() => s,
+                _ => continue,
+            };
+            let before = out.outcomes.len();
+            let mut frames = Vec::new();
+            let walked = self.walk(f.offset, &sites, index, &mut frames, &mut origins, &mut out);
+            // A function whose DIEs cannot be read: its other sites map to nothing.
+            if walked.is_err() {
+                let done: Vec<usize> = out.outcomes[before..].iter().map(|o| o.0).collect();
+                for &s in sites.iter().filter(|s| !done.contains(s)) {
+                    out.outcomes
+                        .push((s, Outcome::Unmapped(Unmapped::NoCandidate)));
+                }
+            }
+        }
+        self.t.functions = functions;
+        if !index.relocatable {
+            self.global_uses(index, &mut out);
+        }
+        out
+    }
+
+    /// The register-operand sites inside function `f`'s ranges.
+    fn function_sites(&self, f: &Function<'a>, index: &SiteIndex<'_>) -> Option<Vec<usize>> {
+        let mut sites = Vec::new();
+        if let Some(r) = f.ranges {
+            let mut list = self.dwarf.attr_ranges(self.unit, r).ok()??;
+            while let Ok(Some(range)) = list.next() {
+                sites.extend_from_slice(index.in_range(range.begin, range.end));
+            }
+        } else {
+            let low = self.dwarf.attr_address(self.unit, f.low_pc?).ok()??;
+            let high = match f.high_pc? {
+                AttributeValue::Udata(size) => low.wrapping_add(size),
+                v => self.dwarf.attr_address(self.unit, v).ok()??,
+            };
+            sites.extend_from_slice(index.in_range(low, high));
+        }
+        Some(sites)
+    }
+
+    /// Walk the scope at `offset` (a subprogram, block or inlined subroutine) holding
+    /// `sites`; sites no inner scope holds are resolved here with every variable of
+    /// this scope and the enclosing ones.
+    fn walk(
+        &mut self,
+        offset: u64,
+        sites: &[usize],
+        index: &SiteIndex<'_>,
+        frames: &mut Vec<Frame<'a>>,
+        origins: &mut HashMap<u64, Option<u64>>,
+        out: &mut UnitLocks,
+    ) -> gimli::Result<()> {
+        if frames.len() > 64 {
+            return Ok(());
+        }
+        let unit = self.unit;
+        let mut tree = unit.entries_tree(Some(UnitOffset(offset as usize)))?;
+        let root = tree.root()?;
+        let function = matches!(
+            root.entry().tag(),
+            dw::DW_TAG_subprogram | dw::DW_TAG_inlined_subroutine
+        );
+        let mut frame = Frame {
+            vars: Vec::new(),
+            function,
+        };
+        let mut claimed: Vec<usize> = Vec::new();
+        let mut inner: Vec<(u64, Vec<usize>)> = Vec::new();
+        let mut children = root.children();
+        while let Some(child) = children.next()? {
+            let e = child.entry();
+            match e.tag() {
+                dw::DW_TAG_formal_parameter | dw::DW_TAG_variable => {
+                    frame.vars.push(Var {
+                        ty: e.attr_value(dw::DW_AT_type)?.and_then(unit_ref),
+                        origin: e.attr_value(dw::DW_AT_abstract_origin)?.and_then(unit_ref),
+                        location: e.attr_value(dw::DW_AT_location)?,
+                        param: e.tag() == dw::DW_TAG_formal_parameter,
+                    });
+                }
+                dw::DW_TAG_lexical_block | dw::DW_TAG_inlined_subroutine => {
+                    let mut held = Vec::new();
+                    let mut any_range = false;
+                    let mut ranges = self.dwarf.die_ranges(self.unit, e)?;
+                    while let Some(r) = ranges.next()? {
+                        any_range = true;
+                        held.extend(
+                            sites
+                                .iter()
+                                .copied()
+                                .filter(|&s| (r.begin..r.end).contains(&index.sites[s].address)),
+                        );
+                    }
+                    if !any_range && e.tag() == dw::DW_TAG_lexical_block {
+                        held = sites.to_vec();
+                    }
+                    held.retain(|s| !claimed.contains(s));
+                    if !held.is_empty() {
+                        claimed.extend_from_slice(&held);
+                        inner.push((e.offset().0 as u64, held));
+                    }
+                }
+                _ => {}
+            }
+        }
+        frames.push(frame);
+        // Inner scopes after this scope's own variables are all known.
+        let mut result = Ok(());
+        for (offset, held) in inner {
+            if let Err(e) = self.walk(offset, &held, index, frames, origins, out) {
+                result = Err(e);
+            }
+        }
+        for &s in sites.iter().filter(|s| !claimed.contains(s)) {
+            let (outcome, found) = self.resolve(&index.sites[s], frames, origins);
+            for mut u in found {
+                u.site = s;
+                out.uses.push(u);
+            }
+            out.outcomes.push((s, outcome));
+        }
+        frames.pop();
+        result
+    }
+
+    /// The type of a variable: its DW_AT_type, else its abstract origin's.
+    fn var_type(&self, v: &Var<'a>, origins: &mut HashMap<u64, Option<u64>>) -> Option<usize> {
+        if let Some(t) = v.ty {
+            return self.idx(t);
+        }
+        let mut at = v.origin?;
+        for _ in 0..4 {
+            if let Some(t) = origins.get(&at) {
+                return t.and_then(|t| self.idx(t));
+            }
+            let e = self.unit.entry(UnitOffset(at as usize)).ok()?;
+            let ty = e
+                .attr_value(dw::DW_AT_type)
+                .ok()
+                .flatten()
+                .and_then(unit_ref);
+            if ty.is_some() {
+                origins.insert(at, ty);
+                return ty.and_then(|t| self.idx(t));
+            }
+            match e
+                .attr_value(dw::DW_AT_abstract_origin)
+                .ok()
+                .flatten()
+                .and_then(unit_ref)
+            {
+                Some(next) => at = next,
+                None => {
+                    origins.insert(at, None);
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
+    /// A variable's location at `pc`; an unreadable list is no location.
+    fn location_at(&self, value: AttributeValue<Slice<'a>>, pc: u64) -> Option<Loc> {
+        match value {
+            AttributeValue::Exprloc(expr) => self.parse_loc(expr),
+            v => {
+                let mut list = self.dwarf.attr_locations(self.unit, v).ok()??;
+                while let Ok(Some(entry)) = list.next() {
+                    if entry.range.begin <= pc && pc < entry.range.end {
+                        return self.parse_loc(entry.data);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    fn parse_loc(&self, expr: gimli::Expression<Slice<'a>>) -> Option<Loc> {
+        let encoding = self.unit.encoding();
+        let mut bytes = expr.0;
+        let first = Operation::parse(&mut bytes, encoding).ok()?;
+        let second = if gimli::Reader::is_empty(&bytes) {
+            None
+        } else {
+            Operation::parse(&mut bytes, encoding).ok()
+        };
+        match (first, second) {
+            (Operation::Register { register }, None) => Some(Loc::Reg(register.0)),
+            (
+                Operation::RegisterOffset {
+                    register, offset, ..
+                },
+                Some(Operation::StackValue),
+            ) => Some(Loc::RegPlus(register.0, offset)),
+            (
+                Operation::RegisterOffset {
+                    register, offset, ..
+                },
+                None,
+            ) => Some(Loc::Memory(register.0, offset)),
+            (Operation::Address { address }, _) => Some(Loc::Addr(address)),
+            (Operation::AddressIndex { index }, _) => {
+                self.dwarf.address(self.unit, index).ok().map(Loc::Addr)
+            }
+            _ => None,
+        }
+    }
+
+    /// One site with the variables in scope (innermost frame last).
+    fn resolve(
+        &mut self,
+        site: &LockSite,
+        frames: &[Frame<'a>],
+        origins: &mut HashMap<u64, Option<u64>>,
+    ) -> (Outcome, Vec<LockUse>) {
+        let Some(base) = site.base else {
+            return (Outcome::Unmapped(Unmapped::NoCandidate), Vec::new());
+        };
+        let unknown = site.index.is_some();
+        let mut scalar = false;
+        // Exact: a variable whose location here is the base register, or, when the
+        // base was computed from another register just before, that register there.
+        let mut tries = vec![(site.address, base, site.displacement, unknown)];
+        if let Some(d) = site.derived {
+            tries.push((
+                d.address,
+                d.from,
+                site.displacement.wrapping_add(d.displacement),
+                unknown || d.index,
+            ));
+        }
+        for (pc, register, displacement, unknown) in tries {
+            match self.exact(pc, register, displacement, unknown, frames, origins) {
+                Exact::Found(uses) => return (Outcome::Mapped(Mapping::Exact), uses),
+                Exact::Scalar => scalar = true,
+                Exact::None => {}
+            }
+        }
+        // Inferred: the innermost function's pointer-to-record parameters, then its
+        // locals, then the enclosing functions'; a member of the operand's size must
+        // lie at the displacement.
+        if site.displacement >= 0 {
+            let mut ranked: Vec<(usize, bool, usize)> = Vec::new();
+            let mut depth = 0;
+            for frame in frames.iter().rev() {
+                for (k, v) in frame.vars.iter().enumerate() {
+                    if let Some(ty) = self.var_type(v, origins) {
+                        if let Some(r) = self.pointee(ty) {
+                            ranked.push((depth * 2 + usize::from(!v.param), v.param, r));
+                            let _ = k;
+                        }
+                    }
+                }
+                if frame.function {
+                    depth += 1;
+                }
+            }
+            ranked.sort_by_key(|c| c.0);
+            for (_, _, record) in ranked {
+                // The base register is no variable's: its element index is unknown.
+                if let Some(d) = self.descend(record, site.displacement as u64, true) {
+                    if d.leaf_size == site.size {
+                        let uses = registrations(&d, Mapping::Inferred);
+                        if !uses.is_empty() {
+                            return (Outcome::Mapped(Mapping::Inferred), uses);
+                        }
+                    }
+                }
+            }
+        }
+        let why = if scalar {
+            Unmapped::ScalarVariable
+        } else if base == 7 || base == 6 {
+            Unmapped::Stack
+        } else {
+            Unmapped::NoCandidate
+        };
+        (Outcome::Unmapped(why), Vec::new())
+    }
+
+    /// The variable whose location at `pc` is `register`, its type descended at
+    /// `displacement`.
+    fn exact(
+        &mut self,
+        pc: u64,
+        register: u16,
+        displacement: i64,
+        unknown: bool,
+        frames: &[Frame<'a>],
+        origins: &mut HashMap<u64, Option<u64>>,
+    ) -> Exact {
+        let mut scalar = false;
+        for frame in frames.iter().rev() {
+            for v in &frame.vars {
+                let Some(location) = v.location else { continue };
+                let Some(loc) = self.location_at(location, pc) else {
+                    continue;
+                };
+                let (ty, offset) = match loc {
+                    Loc::Reg(r) if r == register => (true, displacement),
+                    Loc::RegPlus(r, k) if r == register => (true, displacement.wrapping_sub(k)),
+                    Loc::Memory(r, k) if r == register => (false, displacement.wrapping_sub(k)),
+                    _ => continue,
+                };
+                let Some(t) = self.var_type(v, origins) else {
+                    continue;
+                };
+                let record = if ty { self.pointee(t) } else { Some(t) };
+                let Some(record) = record else {
+                    scalar = true;
+                    continue;
+                };
+                if offset < 0 {
+                    continue;
+                }
+                if let Some(d) = self.descend(record, offset as u64, unknown) {
+                    let uses = registrations(&d, Mapping::Exact);
+                    if !uses.is_empty() {
+                        return Exact::Found(uses);
+                    }
+                    scalar = true;
+                }
+            }
+        }
+        if scalar {
+            Exact::Scalar
+        } else {
+            Exact::None
+        }
+    }
+
+    /// The RIP-relative sites that land in this unit's global variables.
+    fn global_uses(&mut self, index: &SiteIndex<'_>, out: &mut UnitLocks) {
+        let globals = std::mem::take(&mut self.t.globals);
+        for (location, ty) in &globals {
+            let Some(Loc::Addr(address)) = self.location_at(*location, 0) else {
+                continue;
+            };
+            let Some(t) = self.idx(*ty) else { continue };
+            let size = self.size(t, 0);
+            if size == 0 {
+                continue;
+            }
+            let hits: Vec<(u64, usize)> = index
+                .targets_in(address, address.saturating_add(size))
+                .to_vec();
+            for (target, s) in hits {
+                let found = self
+                    .descend(t, target - address, false)
+                    .map(|d| registrations(&d, Mapping::Exact))
+                    .unwrap_or_default();
+                if found.is_empty() {
+                    out.outcomes
+                        .push((s, Outcome::Unmapped(Unmapped::ScalarVariable)));
+                } else {
+                    out.outcomes.push((s, Outcome::Mapped(Mapping::Exact)));
+                    for mut u in found {
+                        u.site = s;
+                        out.uses.push(u);
+                    }
+                }
+            }
+        }
+        self.t.globals = globals;
+    }
+}
+
+/// A reference inside the unit.
+fn unit_ref(value: AttributeValue<Slice<'_>>) -> Option<u64> {
+    match value {
+        AttributeValue::UnitRef(o) => Some(o.0 as u64),
+        _ => None,
+    }
+}

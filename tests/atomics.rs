@@ -1,0 +1,294 @@
+//! Integration tests of atomics by use (`structs` issue 11): plain integers updated
+//! with `__sync`/`__atomic` builtins become atomics of their struct, so the
+//! split-lock check finds the element indices worked out by hand and names the
+//! locking instruction; members never locked stay plain. And the bad inputs: a lock
+//! instruction in a function without DWARF, an operand through a register no
+//! variable covers, a truncated `.debug_loclists`. Fixtures are compiled at test time.
+
+mod common;
+
+use common::{ghostbench, read_json, require_tool};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process;
+
+fn fixture(name: &str) -> PathBuf {
+    common::fixture("structs", name)
+}
+
+/// Run a tool in `dir`; panics with its stderr on failure.
+fn sh(dir: &Path, program: &str, args: &[&str]) {
+    let out = process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `structs --hazards` with JSON and SARIF: (JSON report, SARIF, terminal text).
+fn run(binary: &Path, dir: &Path) -> (Value, Value, String) {
+    let json = dir.join("r.json");
+    let sarif = dir.join("r.sarif");
+    let out = ghostbench()
+        .arg("structs")
+        .arg(binary)
+        .args(["--hazards", "--color", "never", "--json"])
+        .arg(&json)
+        .arg("--sarif")
+        .arg(&sarif)
+        .output()
+        .expect("ghostbench runs");
+    assert!(
+        out.status.success(),
+        "structs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        read_json(&json),
+        read_json(&sarif),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn structure<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("struct {name} missing"))
+}
+
+fn sync_member<'a>(r: &'a Value, s: &str, path: &str) -> Option<&'a Value> {
+    structure(r, s)["sync_members"]
+        .as_array()
+        .and_then(|l| l.iter().find(|m| m["path"] == path))
+}
+
+fn hazards<'a>(r: &'a Value, kind: &str) -> Vec<&'a Value> {
+    r["hazards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["kind"] == kind)
+        .collect()
+}
+
+fn functions(evidence: &Value) -> Vec<String> {
+    evidence["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["function"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn gcc(dir: &Path, out: &str, args: &[&str]) -> Option<PathBuf> {
+    if !require_tool("gcc") {
+        return None;
+    }
+    let bin = dir.join(out);
+    let mut all = vec!["-O2", "-o", bin.to_str().unwrap()];
+    all.extend_from_slice(args);
+    sh(dir, "gcc", &all);
+    Some(bin)
+}
+
+#[test]
+fn plain_counter_locked_by_builtins_splits_at_the_hand_worked_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("locked.c");
+    let Some(bin) = gcc(dir.path(), "locked", &["-g", src.to_str().unwrap()]) else {
+        return;
+    };
+    let (r, sarif, text) = run(&bin, dir.path());
+
+    // children[k].refcount is at 9 + 24k in a 64-byte-aligned node_hdr: 9, 33, 57,
+    // 81 (17), 105 (41), 129 (1), 153 (25), 177 (49); only k = 2 has 57 + 8 > 64.
+    let split = hazards(&r, "split-lock-risk");
+    let in_array: Vec<&&Value> = split
+        .iter()
+        .filter(|h| h["struct"] == "child_ref" && h["container"] == "node_hdr")
+        .collect();
+    assert_eq!(in_array.len(), 1, "{in_array:#?}");
+    let h = in_array[0];
+    assert_eq!(h["severity"], "error");
+    assert_eq!(h["member"], "refcount");
+    assert_eq!(h["offset"], 5);
+    assert_eq!(h["array"], "children");
+    assert_eq!(h["array_offset"], 4);
+    assert_eq!(h["indices"], serde_json::json!([2]));
+    assert_eq!(h["by_use"], true);
+    // Three sites in three functions, all mapped through a variable's location.
+    assert_eq!(h["locked"]["count"], 3);
+    assert_eq!(h["locked"]["functions"], 3);
+    assert_eq!(h["locked"]["inferred"], false);
+    let mut f = functions(&h["locked"]);
+    f.sort();
+    assert_eq!(f, ["account", "account_later", "release"]);
+    let ops: Vec<&str> = h["locked"]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["op"].as_str().unwrap())
+        .collect();
+    assert!(
+        ops.contains(&"lock add") && ops.contains(&"lock xadd"),
+        "{ops:?}"
+    );
+    let message = h["message"].as_str().unwrap();
+    assert!(
+        message.contains("children[2].refcount crosses a 64-byte line")
+            && message.contains("in account() (lock add)"),
+        "{message}"
+    );
+    assert!(text.contains("in account() (lock add)"), "{text}");
+
+    // blocknum is misaligned and crosses for k = 5 (125 + 4 > 128) but is only ever
+    // stored to: misaligned, never a split lock.
+    assert!(split.iter().all(|h| h["member"] != "blocknum"));
+    assert!(hazards(&r, "misaligned")
+        .iter()
+        .any(|h| h["struct"] == "child_ref" && h["member"] == "blocknum"));
+    assert!(sync_member(&r, "child_ref", "blocknum").is_none());
+    // height is locked (touch) and at 17 + 24k never crosses inside node_hdr;
+    // n_children is locked (grow) at offset 0 of a 64-byte-aligned struct.
+    let height = sync_member(&r, "child_ref", "height").expect("height locked");
+    assert_eq!(functions(&height["locked"]), ["touch"]);
+    assert!(split
+        .iter()
+        .all(|h| h["member"] != "height" || h["container"].is_null()));
+    assert!(split
+        .iter()
+        .all(|h| h["member"] != "height" || h["severity"] != "error"));
+    let n = sync_member(&r, "node_hdr", "n_children").expect("n_children locked");
+    assert_eq!(functions(&n["locked"]), ["grow"]);
+    assert!(split.iter().all(|h| h["member"] != "n_children"));
+
+    // Every site of this program maps exactly.
+    let stats = &r["lock_sites"];
+    assert_eq!(stats["sites"], 5, "{stats}");
+    assert_eq!(stats["exact"], 5, "{stats}");
+
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results.iter().any(|x| x["ruleId"] == "split-lock-risk"
+        && x["level"] == "error"
+        && x["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("in account() (lock add)")));
+}
+
+#[test]
+fn lock_in_a_function_without_dwarf_maps_to_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    if !require_tool("gcc") {
+        return;
+    }
+    let obj = dir.path().join("nodwarf.o");
+    let src = fixture("locked_nodwarf.c");
+    sh(
+        dir.path(),
+        "gcc",
+        &[
+            "-O2",
+            "-c",
+            "-o",
+            obj.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let main = fixture("locked.c");
+    let Some(bin) = gcc(
+        dir.path(),
+        "mixed",
+        &["-g", main.to_str().unwrap(), obj.to_str().unwrap()],
+    ) else {
+        return;
+    };
+    let (r, _, _) = run(&bin, dir.path());
+    assert_eq!(r["lock_sites"]["sites"], 6);
+    assert_eq!(r["lock_sites"]["unmapped"]["no-dwarf"], 1);
+    // bump_third's children[3].refcount is known nowhere.
+    assert!(sync_member(&r, "node_hdr", "children[3].refcount").is_none());
+    let refcount = sync_member(&r, "child_ref", "refcount").unwrap();
+    assert_eq!(refcount["locked"]["count"], 3);
+    assert!(!functions(&refcount["locked"]).contains(&"bump_third".to_string()));
+}
+
+#[test]
+fn operand_through_a_register_no_variable_covers_is_inferred() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("locked_edge.c");
+    let Some(bin) = gcc(dir.path(), "edge", &["-g", src.to_str().unwrap()]) else {
+        return;
+    };
+    let (r, _, _) = run(&bin, dir.path());
+    assert_eq!(r["lock_sites"]["sites"], 1);
+    assert_eq!(r["lock_sites"]["inferred"], 1);
+    let b = sync_member(&r, "pair", "b").expect("pair.b inferred");
+    assert_eq!(b["by_use"], true);
+    assert_eq!(b["locked"]["inferred"], true);
+    assert_eq!(functions(&b["locked"]), ["poke"]);
+    // `a` is only stored to.
+    assert!(sync_member(&r, "pair", "a").is_none());
+}
+
+#[test]
+fn truncated_loclists_leave_sites_inferred_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    if !require_tool("objcopy") {
+        return;
+    }
+    let src = fixture("locked.c");
+    let Some(bin) = gcc(dir.path(), "locked5", &["-gdwarf-5", src.to_str().unwrap()]) else {
+        return;
+    };
+    let whole = dir.path().join("loclists.bin");
+    sh(
+        dir.path(),
+        "objcopy",
+        &[
+            &format!("--dump-section=.debug_loclists={}", whole.display()),
+            bin.to_str().unwrap(),
+        ],
+    );
+    let bytes = std::fs::read(&whole).unwrap();
+    assert!(bytes.len() > 20, "the fixture has location lists");
+    let cut = dir.path().join("cut.bin");
+    std::fs::write(&cut, &bytes[..20]).unwrap();
+    let broken = dir.path().join("broken");
+    sh(
+        dir.path(),
+        "objcopy",
+        &[
+            &format!("--update-section=.debug_loclists={}", cut.display()),
+            bin.to_str().unwrap(),
+            broken.to_str().unwrap(),
+        ],
+    );
+    let (whole_report, _, _) = run(&bin, dir.path());
+    let (r, _, _) = run(&broken, dir.path());
+    // account_later's `n` lives in a location list: exact before, inferred after.
+    assert_eq!(whole_report["lock_sites"]["exact"], 5);
+    let stats = &r["lock_sites"];
+    assert_eq!(stats["sites"], 5);
+    assert!(stats["inferred"].as_u64().unwrap() >= 1, "{stats}");
+    let exact = stats["exact"].as_u64().unwrap();
+    let inferred = stats["inferred"].as_u64().unwrap();
+    let unmapped: u64 = stats["unmapped"]
+        .as_object()
+        .map(|m| m.values().map(|v| v.as_u64().unwrap()).sum())
+        .unwrap_or(0);
+    assert_eq!(exact + inferred + unmapped, 5);
+    assert!(exact < 5);
+    // The finding stays, now from the sites that still map.
+    assert!(hazards(&r, "split-lock-risk")
+        .iter()
+        .any(|h| h["struct"] == "child_ref" && h["indices"] == serde_json::json!([2])));
+}
