@@ -10,13 +10,17 @@
 # Prints a Markdown table for BENCHMARKS.md.
 #
 # Usage: benches/store.sh [RESULTS] [RUNS]   (defaults 200 and 200)
-# Needs: python3; builds the release binary and the example.
+# Needs: python3, bc; builds the release binary unless GHOSTBENCH_BIN names one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=${1:-200}
 runs=${2:-200}
-cargo build --release --quiet
-bin=$(realpath target/release/ghostbench)
+if [ -n "${GHOSTBENCH_BIN:-}" ]; then
+  bin=$(realpath "$GHOSTBENCH_BIN")
+else
+  cargo build --release --quiet
+  bin=$(realpath target/release/ghostbench)
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -296,7 +296,7 @@ fn mutate_text(text: &str, rng: &mut ChaCha8Rng) -> (Vec<u8>, String) {
         3 => {
             let copies = rng.random_range(1..200);
             let line = lines[i].clone();
-            lines.splice(i..i, std::iter::repeat_n(line, copies));
+            lines.splice(i..i, std::iter::repeat(line).take(copies));
         }
         4 => {
             lines.remove(i);

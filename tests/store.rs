@@ -280,8 +280,7 @@ fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
 /// Point 2: a ~5 ms baseline, a 30% slower command against it (CPU-bound
 /// C, measured in user time, which a loaded machine disturbs least).
 fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &str) {
-    if !common::have("cc") {
-        skip("no cc on PATH");
+    if !common::require_tool("cc") {
         return;
     }
     let _lock = common::timing_lock();
@@ -484,7 +483,7 @@ fn big_report(dir: &Path, runs: usize) -> PathBuf {
 fn a_writer_killed_50_times_loses_no_completed_result(dir: &Path, store: &str) {
     const RUNS: usize = 2000;
     let report = big_report(dir, RUNS);
-    let files: Vec<&str> = std::iter::repeat_n(report.to_str().unwrap(), 40).collect();
+    let files = vec![report.to_str().unwrap(); 40];
     let completed_of = |line: &str| {
         line.strip_prefix("stored result #")
             .and_then(|rest| rest.split_whitespace().next())
