@@ -108,8 +108,8 @@ fn broken_section_headers_are_called_broken_not_stripped_or_without_debug_info()
     let shoff = le(&bytes, 0x28, 8) as usize;
     let shnum = le(&bytes, 0x3c, 2) as usize;
     let (_, text) = section(&bytes, ".text");
-    type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
-    let cases: Vec<(&str, Mutation, &str)> = vec![
+    type Break = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Break, &str)> = vec![
         (
             "zeroed",
             Box::new(move |b: &mut Vec<u8>| b[shoff..shoff + shnum * 64].fill(0)),

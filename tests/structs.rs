@@ -520,3 +520,61 @@ fn unreadable_input_gets_one_clear_line() {
     }
     fails_with(&plain, 4, "no debug info: build with -g");
 }
+
+#[test]
+fn typedef_names_select_their_record_and_suggest_offers_only_improvements() {
+    if !common::require_tool("gcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("typedefs");
+    sh(
+        dir.path(),
+        "gcc",
+        &[
+            "-g",
+            "-o",
+            bin.to_str().unwrap(),
+            fixture("typedefs.c").to_str().unwrap(),
+        ],
+    );
+    // `stream_t` is a typedef of `union stream_u`.
+    let r = report(&bin, &["--struct", "stream_t"]);
+    let names: Vec<&str> = r["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["stream_u"]);
+
+    // internal_t is 16416 bytes in any order: no suggestion, and the report says so.
+    let r = report(&bin, &["--struct", "internal_t|holey", "--suggest"]);
+    let suggested: Vec<&str> = r["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["struct"].as_str().unwrap())
+        .collect();
+    assert_eq!(suggested, ["holey"]);
+    assert_eq!(r["suggestions"][0]["new_size"], 16);
+    assert_eq!(r["no_reorder"], serde_json::json!(["internal_t"]));
+    let out = Command::cargo_bin("ghostbench")
+        .unwrap()
+        .args([
+            "structs",
+            "--struct",
+            "internal_t",
+            "--suggest",
+            "--color",
+            "never",
+        ])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("no reorder suggested for internal_t: none saves bytes or removes a hazard"),
+        "{text}"
+    );
+}

@@ -7,6 +7,11 @@
 
 use super::regex_metric::{RegexMetric, SeveralMatches};
 use super::spawn::Outcome;
+
+/// Bytes of output kept for metrics that read it: the head of stdout, and the
+/// tail of stderr when a `regex:` metric may read it. Past it a metric that
+/// found nothing says the output was cut.
+pub const METRIC_OUTPUT_BYTES: usize = 256 << 20;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
@@ -214,10 +219,10 @@ fn extract_gbench(json: &serde_json::Value) -> Result<Vec<MetricValue>> {
 }
 
 /// Why a metric that found nothing may have missed its line: the run wrote
-/// more than the [`super::METRIC_OUTPUT_BYTES`] ghostbench reads (the head of
+/// more than the [`METRIC_OUTPUT_BYTES`] ghostbench reads (the head of
 /// stdout, the tail of stderr), or None when all of it was read.
-fn cut_note(outcome: &super::spawn::Outcome) -> Option<String> {
-    let limit = super::METRIC_OUTPUT_BYTES;
+fn cut_note(outcome: &Outcome) -> Option<String> {
+    let limit = METRIC_OUTPUT_BYTES;
     let mut cut = Vec::new();
     if outcome.stdout_truncated {
         cut.push(format!("only the first {} MiB of stdout", limit >> 20));

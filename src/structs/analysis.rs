@@ -53,7 +53,7 @@ pub fn run(
     let filter = name_filter(options.filter.as_deref())?;
     let sites = lock_sites(&options.binary);
     let index = dwarf::SiteIndex::new(&sites.sites, sites.relocatable);
-    let parsed = dwarf::read_binary(&options.binary, &index, &|done, total| {
+    let parsed = dwarf::read_binary(&options.binary, &index, filter.is_some(), &|done, total| {
         progress(&Progress {
             phase: Phase::Units,
             done,
@@ -71,9 +71,16 @@ pub fn run(
     for u in &parsed.uses {
         uses.entry(u.element.as_str()).or_default().push(u);
     }
+    // A typedef of a record selects the record (`--struct LZ4_stream_t`).
+    let aliased: std::collections::HashSet<&str> = parsed
+        .aliases
+        .iter()
+        .filter(|(alias, _)| matches(&filter, alias))
+        .map(|(_, key)| key.as_str())
+        .collect();
     let selected: Vec<&StructLayout> = structs
         .iter()
-        .filter(|s| matches(&filter, &s.name))
+        .filter(|s| matches(&filter, &s.name) || aliased.contains(s.key().as_str()))
         .collect();
     progress(&Progress {
         phase: Phase::Hazards,
@@ -90,14 +97,16 @@ pub fn run(
         })
         .collect();
     hazards::rank(&mut found);
-    let suggestions = if options.suggest {
-        selected
-            .iter()
-            .filter_map(|s| suggest::suggest(s, options.line))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let mut suggestions = Vec::new();
+    let mut no_reorder = Vec::new();
+    if options.suggest {
+        for s in &selected {
+            match suggest::suggest(s, options.line) {
+                Some(r) => suggestions.push(r),
+                None => no_reorder.push(s.name.clone()),
+            }
+        }
+    }
     let selected_structs = if filter.is_some() {
         selected.into_iter().cloned().collect()
     } else {
@@ -115,6 +124,7 @@ pub fn run(
         structs: selected_structs,
         hazards: found,
         suggestions,
+        no_reorder,
     })
 }
 

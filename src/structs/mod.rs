@@ -91,4 +91,8 @@ pub struct StructsReport {
     pub hazards: Vec<hazards::Hazard>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<suggest::Suggestion>,
+    /// With `suggest`: the selected structs no reorder improves (saves no bytes,
+    /// removes no hazard), so none is offered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_reorder: Vec<String>,
 }

@@ -156,23 +156,23 @@ pub fn reorder(s: &StructLayout, line: u64, isolate: bool) -> Option<Suggestion>
     })
 }
 
-/// A suggestion worth showing: it saves bytes, or it isolates contended atomics.
+/// A suggestion worth showing: it saves bytes, or it removes a hazard (it isolates
+/// contended atomics, or aligns the members of a packed struct). A reorder that
+/// does neither is not offered, however different its order (moving a 16 KB table
+/// off offset 0 for nothing helps no one); `None` then.
 pub fn suggest(s: &StructLayout, line: u64) -> Option<Suggestion> {
     let r = reorder(s, line, true)?;
-    let changed_order = r
-        .members
-        .iter()
-        .zip(&s.members)
-        .any(|(a, b)| a.offset != b.offset);
     // A packed struct with a misaligned member (an atomic, a pointer) gets the
     // aligned order even when it costs bytes: the hazard is worth more.
     let misaligned = s.packed
         && s.members
             .iter()
             .any(|m| m.bit_size.is_none() && m.alignment > 1 && m.offset % m.alignment != 0);
-    (misaligned
-        || r.new_size < s.size
-        || r.members.iter().any(|m| m.own_line)
-        || (changed_order && r.new_size <= s.size))
+    // An atomic that crosses a line where it is now, placed whole by the reorder.
+    let crossing_atomic = s
+        .sync_members
+        .iter()
+        .any(|a| a.kind == SyncKind::Atomic && a.size <= line && a.offset % line + a.size > line);
+    (misaligned || crossing_atomic || r.new_size < s.size || r.members.iter().any(|m| m.own_line))
         .then_some(r)
 }

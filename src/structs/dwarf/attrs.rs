@@ -35,17 +35,40 @@ pub(super) struct Attrs<'a> {
     pub decl_file: Option<u64>,
     pub decl_line: Option<u64>,
     pub prototyped: bool,
-    /// Where code lives (subprograms) and where a variable lives: kept raw, read
-    /// only for the functions and variables that atomics by use look at.
+}
+
+/// Where a subprogram's code lives and where a variable lives: kept raw, and read
+/// only for subprograms and variables (the DIEs atomics by use look at), so the
+/// attributes of every other DIE stay small.
+#[derive(Default)]
+pub(super) struct CodeAttrs<'a> {
     pub low_pc: Option<AttributeValue<Slice<'a>>>,
     pub high_pc: Option<AttributeValue<Slice<'a>>>,
     pub ranges: Option<AttributeValue<Slice<'a>>>,
-    pub var_location: Option<AttributeValue<Slice<'a>>>,
+    pub location: Option<AttributeValue<Slice<'a>>>,
 }
 
 pub(super) fn read_attrs<'a>(
     entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
     abbrev: &gimli::Abbreviation,
+) -> Result<Attrs<'a>> {
+    read(entries, abbrev, None)
+}
+
+/// `read_attrs` plus the code and location attributes.
+pub(super) fn read_code_attrs<'a>(
+    entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+    abbrev: &gimli::Abbreviation,
+) -> Result<(Attrs<'a>, CodeAttrs<'a>)> {
+    let mut code = CodeAttrs::default();
+    let a = read(entries, abbrev, Some(&mut code))?;
+    Ok((a, code))
+}
+
+fn read<'a>(
+    entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+    abbrev: &gimli::Abbreviation,
+    mut code: Option<&mut CodeAttrs<'a>>,
 ) -> Result<Attrs<'a>> {
     let mut a = Attrs::default();
     for spec in abbrev.attributes() {
@@ -79,10 +102,17 @@ pub(super) fn read_attrs<'a>(
             }
             dw::DW_AT_decl_file => a.decl_file = attr.udata_value(),
             dw::DW_AT_decl_line => a.decl_line = attr.udata_value(),
-            dw::DW_AT_low_pc => a.low_pc = Some(attr.value()),
-            dw::DW_AT_high_pc => a.high_pc = Some(attr.value()),
-            dw::DW_AT_ranges => a.ranges = Some(attr.value()),
-            dw::DW_AT_location => a.var_location = Some(attr.value()),
+            dw::DW_AT_low_pc | dw::DW_AT_high_pc | dw::DW_AT_ranges | dw::DW_AT_location => {
+                if let Some(c) = code.as_deref_mut() {
+                    let v = Some(attr.value());
+                    match attr.name() {
+                        dw::DW_AT_low_pc => c.low_pc = v,
+                        dw::DW_AT_high_pc => c.high_pc = v,
+                        dw::DW_AT_ranges => c.ranges = v,
+                        _ => c.location = v,
+                    }
+                }
+            }
             _ => {}
         }
     }

@@ -74,8 +74,11 @@ impl<'a, 'd> Builder<'a, 'd> {
 
     /// Lay out every record of the unit that no other unit has laid out, and collect
     /// the arrays of structs its records and variables declare.
-    pub(super) fn build(mut self, seen: &Seen) -> UnitResult {
+    pub(super) fn build(mut self, seen: &Seen, aliases: bool, unit: usize) -> UnitResult {
         let mut out = UnitResult::default();
+        if aliases {
+            self.typedef_aliases(&mut out.aliases);
+        }
         for i in 0..self.t.nodes.len() {
             let Node::Record(r) = &self.t.nodes[i] else {
                 continue;
@@ -84,15 +87,39 @@ impl<'a, 'd> Builder<'a, 'd> {
                 continue;
             }
             let id = self.identity(i);
-            if !seen.first(id) {
+            if !seen.claim(id, unit) {
                 continue;
             }
             let layout = self.layout(i);
             self.array_uses(i, &layout, &mut out.uses);
-            out.structs.push(layout);
+            out.structs.push((id, layout));
         }
         self.variable_uses(&mut out.uses);
         out
+    }
+
+    /// `typedef union LZ4_stream_u LZ4_stream_t;`: (typedef name, record key), so
+    /// `--struct` finds a record by a typedef of it.
+    fn typedef_aliases(&mut self, out: &mut Vec<(String, String)>) {
+        for i in 0..self.t.nodes.len() {
+            let Node::Typedef { name, .. } = self.t.nodes[i] else {
+                continue;
+            };
+            let r = self.strip(i);
+            let Node::Record(rec) = &self.t.nodes[r] else {
+                continue;
+            };
+            let (Some(size), false) = (rec.size, rec.declaration) else {
+                continue;
+            };
+            let Some(record) = self.record_name(rec) else {
+                continue;
+            };
+            let alias = self.text(name);
+            if alias != record {
+                out.push((alias, format!("{record}#{size}")));
+            }
+        }
     }
 
     /// Arrays of structs declared as variables.

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub fn read_binary(
     path: &Path,
     index: &SiteIndex<'_>,
+    aliases: bool,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Parsed> {
     load::with_dwarf(path, |dwarf, package| {
@@ -30,14 +31,15 @@ pub fn read_binary(
         let done = AtomicUsize::new(0);
         let results: Vec<Result<UnitResult>> = headers
             .into_par_iter()
-            .map(|header| {
+            .enumerate()
+            .map(|(unit, header)| {
                 let offset = header
                     .offset()
                     .as_debug_info_offset()
                     .map(|o| o.0)
                     .unwrap_or(0);
-                let result =
-                    read_unit(dwarf, header, package, &dir, &seen, index).with_context(|| {
+                let result = read_unit(dwarf, header, package, &dir, &seen, index, aliases, unit)
+                    .with_context(|| {
                         format!(
                             "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
                             path.display()
@@ -47,7 +49,7 @@ pub fn read_binary(
                 result
             })
             .collect();
-        merge(units, results, index)
+        merge(units, results, index, &seen)
     })
 }
 
@@ -59,12 +61,14 @@ fn read_unit<'a>(
     dir: &Path,
     seen: &Seen,
     index: &SiteIndex<'_>,
+    aliases: bool,
+    unit_index: usize,
 ) -> Result<UnitResult> {
     let read = load::with_unit(dwarf, header, package, dir, |dwarf, unit| {
         let table = read_table(dwarf, unit)?;
         let mut builder = Builder::new(table, dwarf, unit);
         let locks = builder.lock_uses(index);
-        let mut result = builder.build(seen);
+        let mut result = builder.build(seen, aliases, unit_index);
         result.locks = locks;
         Ok(result)
     })?;
@@ -85,8 +89,14 @@ fn read_unit<'a>(
     })
 }
 
-/// The units' results in unit order, duplicates dropped; the first error wins.
-fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) -> Result<Parsed> {
+/// The units' results in unit order, duplicates dropped (of equal identities, the
+/// lowest unit's copy is kept); the first error wins.
+fn merge(
+    units: usize,
+    results: Vec<Result<UnitResult>>,
+    index: &SiteIndex<'_>,
+    seen: &Seen,
+) -> Result<Parsed> {
     let mut parsed = Parsed {
         structs: Vec::new(),
         uses: Vec::new(),
@@ -94,16 +104,17 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
         warnings: Vec::new(),
         lock_uses: Vec::new(),
         lock_stats: LockStats::default(),
+        aliases: Vec::new(),
     };
     let mut outcomes: Vec<Option<Outcome>> = vec![None; index.sites.len()];
     let mut uses = HashSet::new();
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here.
     let mut exact = HashSet::new();
-    for result in results {
+    for (index, result) in results.into_iter().enumerate() {
         let r = result?;
-        for s in r.structs {
-            if exact.insert(exact_key(&s)) {
+        for (id, s) in r.structs {
+            if seen.kept(id, index) && exact.insert(exact_key(&s)) {
                 parsed.structs.push(s);
             }
         }
@@ -120,6 +131,7 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
             }
         }
         parsed.lock_uses.extend(r.locks.uses);
+        parsed.aliases.extend(r.aliases);
     }
     parsed.lock_stats = stats(index, &outcomes);
     // A site two units both claim keeps the uses of its best outcome only.
@@ -130,6 +142,8 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
         .lock_uses
         .sort_by(|a, b| (&a.record, &a.path, a.site).cmp(&(&b.record, &b.path, b.site)));
     parsed.lock_uses.dedup();
+    parsed.aliases.sort();
+    parsed.aliases.dedup();
     Ok(parsed)
 }
 

@@ -3,7 +3,7 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, Attrs, Str};
+use super::attrs::{read_attrs, read_code_attrs, Attrs, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
@@ -215,8 +215,8 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_variable => match parent {
                 Some(Ctx::Scope(_)) => {
-                    let a = read_attrs(entries, abbrev)?;
-                    if let (Some(location), Some(ty)) = (a.var_location, a.ty) {
+                    let (a, code) = read_code_attrs(entries, abbrev)?;
+                    if let (Some(location), Some(ty)) = (code.location, a.ty) {
                         self.t.globals.push((location, ty));
                     }
                     if let (Some(name), Some(ty)) = (a.name, a.ty) {
@@ -391,17 +391,18 @@ impl<'a> TableReader<'a, '_> {
         abbrev: &gimli::Abbreviation,
         offset: u64,
     ) -> Result<Step> {
-        if abbrev.tag() == dw::DW_TAG_subprogram {
-            let a = read_attrs(entries, abbrev)?;
-            if a.low_pc.is_some() || a.ranges.is_some() {
+        // Subprograms without children hold no variables to map lock sites with.
+        if abbrev.has_children() && abbrev.tag() == dw::DW_TAG_subprogram {
+            let (a, code) = read_code_attrs(entries, abbrev)?;
+            if code.low_pc.is_some() || code.ranges.is_some() {
                 self.t.functions.push(Function {
                     offset,
-                    low_pc: a.low_pc,
-                    high_pc: a.high_pc,
-                    ranges: a.ranges,
+                    low_pc: code.low_pc,
+                    high_pc: code.high_pc,
+                    ranges: code.ranges,
                 });
             }
-            if let Some(sibling) = a.sibling.filter(|s| *s > offset && abbrev.has_children()) {
+            if let Some(sibling) = a.sibling.filter(|s| *s > offset) {
                 return Ok(Step::Jump(sibling));
             }
         } else {

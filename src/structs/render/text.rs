@@ -441,5 +441,23 @@ pub fn render(report: &StructsReport, hazards_only: bool, color: bool) -> String
         out.push('\n');
         out.push_str(&suggestion(s));
     }
+    out.push_str(&no_reorder(&report.no_reorder));
     out
+}
+
+/// The structs `--suggest` offers nothing for, and why.
+fn no_reorder(names: &[String]) -> String {
+    const LISTED: usize = 10;
+    match names.len() {
+        0 => String::new(),
+        n if n <= LISTED => names
+            .iter()
+            .map(|s| {
+                format!("\nno reorder suggested for {s}: none saves bytes or removes a hazard\n")
+            })
+            .collect(),
+        n => format!(
+            "\nno reorder suggested for {n} other structs: none saves bytes or removes a hazard\n"
+        ),
+    }
 }
