@@ -69,8 +69,6 @@ struct Pass<'p, 'i> {
 }
 
 /// One unit's types, or the warning that its split DWARF is missing.
-// Eight arguments since the atomics-by-use merge; allowed so clippy passes on main's code.
-#[allow(clippy::too_many_arguments)]
 fn read_unit<'a>(
     dwarf: &Dwarf<'a>,
     header: gimli::UnitHeader<Slice<'a>>,
