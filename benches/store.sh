@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The results store's write cost against a hand-written peer, on the same
 # rows in one run:
-#   1. ghostbench's store (examples/store_writer): N results of R runs each,
-#      one transaction per result, WAL, into a fresh SQLite file;
+#   1. ghostbench's store: `ghostbench history import` of N copies of a compare
+#      report with R runs, one transaction per result, WAL, into a fresh SQLite file;
 #   2. the peer: Python's sqlite3 module writing the same rows into the same
 #      schema (the one `ghostbench` created), one transaction per result, WAL;
 #   3. what storing adds to a verb: `ghostbench analyze` of a 20-row CSV,
@@ -10,27 +10,47 @@
 # Prints a Markdown table for BENCHMARKS.md.
 #
 # Usage: benches/store.sh [RESULTS] [RUNS]   (defaults 200 and 200)
-# Needs: python3; builds the release binary and the example.
+# Needs: python3, bc; builds the release binary unless GHOSTBENCH_BIN names one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=${1:-200}
 runs=${2:-200}
-cargo build --release --quiet --example store_writer
-cargo build --release --quiet
-writer=target/release/examples/store_writer
-bin=$(realpath target/release/ghostbench)
+if [ -n "${GHOSTBENCH_BIN:-}" ]; then
+  bin=$(realpath "$GHOSTBENCH_BIN")
+else
+  cargo build --release --quiet
+  bin=$(realpath target/release/ghostbench)
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# One compare report with $runs runs of one metric.
+python3 - "$runs" > "$tmp/r.json" <<'PY'
+import json, sys
+runs = int(sys.argv[1])
+print(json.dumps({
+  "schema": "ghostbench.compare", "schema_version": 1,
+  "commands": [{"name": "A", "text": "true"}, {"name": "B", "text": "true"}],
+  "settings": {}, "status": {"state": "decided"},
+  "environment": {"cpu_model": "test cpu", "kernel": "test kernel", "timestamp_unix": 1700000000,
+                  "command_line": ["store_writer"], "load_average": [0.5, 0, 0]},
+  "metrics": [{"name": "wall", "verdict": "SAME", "ratio": 1.0, "ci_low": 0.99, "ci_high": 1.01}],
+  "runs": [{"side": r % 2, "round": r // 2, "warmup": False, "exit_code": 0, "env_pad_bytes": r,
+            "values": [{"name": "wall", "value": 0.001 * (1 + r % 7), "unit": "seconds"}]}
+           for r in range(runs)]}))
+PY
+files=()
+for _ in $(seq "$results"); do files+=("$tmp/r.json"); done
 
 now() { date +%s.%N; }
 
 t0=$(now)
-"$writer" "$tmp/gb.db" "$results" "$runs" >/dev/null
+"$bin" history import "${files[@]}" --store "$tmp/gb.db" 2>/dev/null
 t1=$(now)
 ghost=$(echo "$t1 - $t0" | bc -l)
 
 # The peer writes into a copy of the schema ghostbench made (no rows).
-"$writer" "$tmp/schema.db" 1 0 >/dev/null
+"$bin" history import "$tmp/r.json" --store "$tmp/schema.db" 2>/dev/null
 python3 - "$tmp/schema.db" "$results" "$runs" > "$tmp/peer.txt" <<'PY'
 import sqlite3, sys, time
 path, results, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -23,7 +23,8 @@ fn workflow() -> String {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md"))
         .expect("docs/ci.md");
     let start = doc.find("```yaml\n").expect("a yaml block") + 8;
-    let end = start + doc[start..].find("```").expect("its end");
+    // The closing fence is on a line of its own (the scripts echo fences).
+    let end = start + doc[start..].find("\n```\n").expect("its end") + 1;
     doc[start..end].to_string()
 }
 
@@ -225,11 +226,18 @@ fn run_job(root: &Path, origin: &Path, steps: &[Step], n: usize) -> Job {
     }
 }
 
+/// The cache's `path: .ghostbench/results.db*`: the store's files only.
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("results.db")
+        {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
     }
 }
 

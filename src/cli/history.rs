@@ -42,6 +42,17 @@ pub struct HistoryArgs {
 pub enum HistoryVerb {
     /// Show one stored result in any output format (--json is the document as it was written).
     Show(ShowArgs),
+    /// Store ghostbench --json reports made elsewhere (another runner, --no-store), one result each.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// compare, layout, analyze or baseline --json files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -55,8 +66,10 @@ pub struct ShowArgs {
 }
 
 pub fn run(args: HistoryArgs) -> Result<i32> {
-    if let Some(HistoryVerb::Show(show)) = args.show {
-        return self::show(show);
+    match args.show {
+        Some(HistoryVerb::Show(show)) => return self::show(show),
+        Some(HistoryVerb::Import(import)) => return self::import(import),
+        None => {}
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -93,6 +106,42 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
     };
     let summaries = store.experiments(&filter).map_err(failed)?;
     print!("{}", words::table(&summaries));
+    Ok(super::exit::OK)
+}
+
+/// `history import FILE...`: each file one transaction, stored whole or not
+/// at all; a file that cannot be read or is not a report stops the import
+/// with one line naming it (the files before it are stored).
+fn import(args: ImportArgs) -> Result<i32> {
+    let mut store = args.store.open()?;
+    let location = store.location().to_string();
+    for path in &args.files {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let doc: Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        let first = if let Value::Array(items) = &doc {
+            items.first().unwrap_or(&doc)
+        } else {
+            &doc
+        };
+        let verb = if first.get("analyze").is_some() {
+            "analyze"
+        } else {
+            match first["schema"].as_str() {
+                Some("ghostbench.layout") => "layout",
+                Some("ghostbench.baseline") => "baseline",
+                _ => "compare",
+            }
+        };
+        // Where the file was made is unknown: no git state, no host.
+        let record = crate::store::Record::from_document(verb, &doc, None, None)
+            .with_context(|| path.display().to_string())?;
+        let id = store
+            .save(&record)
+            .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?;
+        eprintln!("stored result #{id} in {location} ({})", path.display());
+    }
     Ok(super::exit::OK)
 }
 

@@ -69,7 +69,8 @@ fn label(p: &Point) -> String {
 }
 
 /// The trend page: one figure of `metric` per experiment (a point per
-/// command, oldest at the top) and the same numbers as a table.
+/// command, oldest at the bottom of the chart, first in the table) and the
+/// same numbers as a table.
 pub fn trend_page(metric: &str, points: &[Point]) -> String {
     let unit = points
         .first()

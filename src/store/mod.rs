@@ -9,12 +9,14 @@
 //! binary knows is refused before anything is touched.
 
 pub mod context;
+pub mod error;
 pub mod postgres;
 pub mod record;
 pub mod schema;
 pub mod sql;
 pub mod sqlite;
 
+pub use error::StoreError;
 pub use record::Record;
 pub use sql::{Backend, Val};
 
@@ -23,22 +25,6 @@ use std::path::PathBuf;
 
 /// Where the default store lives, relative to the working directory.
 pub const DEFAULT_PATH: &str = ".ghostbench/results.db";
-
-/// Why the store could not be used; one line each.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("{0}")]
-    Database(String),
-    #[error("{0}")]
-    Io(String),
-    #[error(
-        "the store has schema version {found}, newer than the {known} this ghostbench knows; \
-         use a newer ghostbench (nothing was changed)"
-    )]
-    Newer { found: i64, known: i64 },
-    #[error("{0}")]
-    Invalid(String),
-}
 
 /// A store's address: a SQLite file, or a PostgreSQL URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The PostgreSQL backend (the `postgres` crate, no TLS): the same schema
 //! and statements as SQLite, for a history many runners and machines share.
 
+use super::error::StoreError;
 use super::sql::{Backend, Val};
-use super::StoreError;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
 

@@ -3,8 +3,8 @@
 //! each in the transaction that opens it, and refuses a store whose version is
 //! newer than this binary knows, before touching anything.
 
+use super::error::StoreError;
 use super::sql::{Backend, Val};
-use super::StoreError;
 
 /// The schema this binary writes.
 pub const VERSION: i64 = 2;

@@ -3,7 +3,7 @@
 //! implemented by `sqlite` and `postgres`. The store's SQL is written once,
 //! with `$1, $2, …` parameters, which both databases accept.
 
-use super::StoreError;
+use super::error::StoreError;
 
 /// One SQL value, typed even when NULL (PostgreSQL checks a parameter's type
 /// against its column, also for NULL).

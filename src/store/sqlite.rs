@@ -2,8 +2,8 @@
 //! one file, WAL journal so readers never block the writer, and a busy
 //! timeout so concurrent writers queue instead of failing.
 
+use super::error::StoreError;
 use super::sql::{Backend, Val};
-use super::StoreError;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, ToSql};
 use std::path::Path;

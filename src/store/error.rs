@@ -1,0 +1,18 @@
+//! The store's one error type: why the store could not be used, one line
+//! each (the SQL backends' messages, I/O, a newer schema).
+
+/// Why the store could not be used; one line each.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    Database(String),
+    #[error("{0}")]
+    Io(String),
+    #[error(
+        "the store has schema version {found}, newer than the {known} this ghostbench knows; \
+         use a newer ghostbench (nothing was changed)"
+    )]
+    Newer { found: i64, known: i64 },
+    #[error("{0}")]
+    Invalid(String),
+}
