@@ -496,12 +496,14 @@ impl SharedLine {
     }
 }
 
-/// Two atomics of one line locked from different sets of functions, if any.
+/// Two atomics of one line locked from different sets of functions, if any. Only
+/// exact evidence counts: an inferred mapping is a guess, not a writer.
 fn separate_writers(sync: &[&super::types::SyncMember]) -> Option<(String, String)> {
+    let exact = |m: &super::types::SyncMember| m.locked.clone().filter(|e| !e.inferred);
     for (i, a) in sync.iter().enumerate() {
-        let Some(ea) = &a.locked else { continue };
+        let Some(ea) = exact(a) else { continue };
         for b in &sync[i + 1..] {
-            let Some(eb) = &b.locked else { continue };
+            let Some(eb) = exact(b) else { continue };
             let differ = ea
                 .all_functions
                 .iter()
