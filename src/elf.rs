@@ -40,6 +40,11 @@ pub enum HeaderError {
     Truncated(String),
     #[error("not a valid ELF file: {0}")]
     Invalid(String),
+    /// The section header table is missing, zeroed or points at garbage, so
+    /// no section (debug info, symbols, code) can be found: a broken file,
+    /// not a stripped one or one built without -g.
+    #[error("broken section header table: {0}")]
+    Sections(String),
 }
 
 /// What the header says about the target.
@@ -123,6 +128,105 @@ pub fn check_header(data: &[u8]) -> Result<Header, HeaderError> {
         machine: field(18, 2) as u16,
         is_64,
     })
+}
+
+/// Check that the section header table (which [`check_header`] has found
+/// inside the file) exists and makes sense: entries of the size the class
+/// needs, at least one real section, and `e_shstrndx` naming a string table.
+/// `code` and `structs` find everything through sections, so without this a
+/// zeroed table or a broken `e_shoff`/`e_shnum` would read as "stripped" or
+/// "no debug info".
+pub fn check_sections(data: &[u8]) -> Result<(), HeaderError> {
+    let header = check_header(data)?;
+    let little = data[5] == 1;
+    let field = |at: u64, width: usize| -> Option<u64> {
+        let at = usize::try_from(at).ok()?;
+        let bytes = data.get(at..at.checked_add(width)?)?;
+        let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
+        Some(if little {
+            bytes.iter().rev().fold(0, fold)
+        } else {
+            bytes.iter().fold(0, fold)
+        })
+    };
+    let broken = |why: String| Err(HeaderError::Sections(why));
+    // Offsets of e_shoff, e_shentsize, e_shnum, e_shstrndx and, inside an
+    // entry, of sh_type, sh_size and sh_link.
+    let (shoff, shentsize, shnum, shstrndx, entry_size, sh_size, sh_link) = if header.is_64 {
+        (
+            field(0x28, 8),
+            field(0x3a, 2),
+            field(0x3c, 2),
+            field(0x3e, 2),
+            64,
+            (32, 8),
+            40,
+        )
+    } else {
+        (
+            field(0x20, 4),
+            field(0x2e, 2),
+            field(0x30, 2),
+            field(0x32, 2),
+            40,
+            (20, 4),
+            24,
+        )
+    };
+    let (Some(shoff), Some(shentsize), Some(shnum), Some(shstrndx)) =
+        (shoff, shentsize, shnum, shstrndx)
+    else {
+        return Err(short(data));
+    };
+    if shoff == 0 {
+        return broken(format!("there is none (e_shoff 0, e_shnum {shnum})"));
+    }
+    if shentsize != entry_size {
+        return broken(format!(
+            "entries of {shentsize} bytes (e_shentsize), not {entry_size}"
+        ));
+    }
+    let entry = |index: u64, at: u64, width: usize| {
+        field(
+            shoff
+                .saturating_add(index.saturating_mul(entry_size))
+                .saturating_add(at),
+            width,
+        )
+    };
+    // Extended numbering keeps the count in entry 0's sh_size and the name
+    // table's index in its sh_link.
+    let count = match shnum {
+        0 => entry(0, sh_size.0, sh_size.1).unwrap_or(0),
+        n => n,
+    };
+    let names = match shstrndx {
+        0xffff => entry(0, sh_link, 4).unwrap_or(0),
+        n => n,
+    };
+    if count < 2 {
+        return broken(format!("{count} entries (e_shnum {shnum}) at byte {shoff}"));
+    }
+    let end = shoff.saturating_add(count.saturating_mul(entry_size));
+    if end > data.len() as u64 {
+        return Err(HeaderError::Truncated(format!(
+            "the section headers end at byte {end} but the file has {} bytes",
+            data.len()
+        )));
+    }
+    let sh_type = |index: u64| entry(index, 4, 4).unwrap_or(0);
+    if (1..count).all(|i| sh_type(i) == 0) {
+        return broken(format!(
+            "all {count} entries at byte {shoff} are empty (zeroed or a wrong e_shoff)"
+        ));
+    }
+    const SHT_STRTAB: u64 = 3;
+    if names == 0 || names >= count || sh_type(names) != SHT_STRTAB {
+        return broken(format!(
+            "e_shstrndx {names} is not a string table among its {count} entries, so no section has a name (a wrong e_shoff or e_shstrndx)"
+        ));
+    }
+    Ok(())
 }
 
 fn short(data: &[u8]) -> HeaderError {

@@ -8,9 +8,17 @@ pub mod cli;
 pub mod code;
 pub mod compare;
 pub mod elf;
+pub mod history;
 pub mod layout;
 pub mod probe;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod store;
 pub mod structs;
+
+/// The integration tests' skip helper (`require_tool`), shared by the unit
+/// tests so a skip looks and counts the same everywhere.
+#[path = "../tests/common/skip.rs"]
+#[cfg(test)]
+mod test_skip;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fixture, ghostbench, have, read_json, skip, timing_lock, which};
+use common::{fixture, ghostbench, read_json, require_tool, timing_lock};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -222,8 +222,7 @@ fn a_hand_written_hyperfine_export_compares_each_command_with_the_first() {
 
 #[test]
 fn a_real_hyperfine_export_is_analyzed() {
-    if !have("hyperfine") {
-        skip("hyperfine is not installed (.ci/run installs it)");
+    if !require_tool("hyperfine") {
         return;
     }
     let _lock = timing_lock();
@@ -255,11 +254,7 @@ fn a_real_hyperfine_export_is_analyzed() {
 }
 
 fn have_cc() -> bool {
-    if which("cc").is_none() {
-        skip("no cc on PATH");
-        return false;
-    }
-    true
+    require_tool("cc")
 }
 
 #[test]

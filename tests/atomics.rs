@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ghostbench, have, read_json, skip};
+use common::{ghostbench, read_json, require_tool};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process;
@@ -89,8 +89,7 @@ fn functions(evidence: &Value) -> Vec<String> {
 }
 
 fn gcc(dir: &Path, out: &str, args: &[&str]) -> Option<PathBuf> {
-    if !have("gcc") {
-        skip("gcc not installed");
+    if !require_tool("gcc") {
         return None;
     }
     let bin = dir.join(out);
@@ -201,8 +200,7 @@ fn plain_counter_locked_by_builtins_splits_at_the_hand_worked_index() {
 #[test]
 fn lock_in_a_function_without_dwarf_maps_to_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    if !have("gcc") {
-        skip("gcc not installed");
+    if !require_tool("gcc") {
         return;
     }
     let obj = dir.path().join("nodwarf.o");
@@ -257,8 +255,7 @@ fn operand_through_a_register_no_variable_covers_is_inferred() {
 #[test]
 fn truncated_loclists_leave_sites_inferred_never_panic() {
     let dir = tempfile::tempdir().unwrap();
-    if !have("objcopy") {
-        skip("objcopy (binutils) not installed");
+    if !require_tool("objcopy") {
         return;
     }
     let src = fixture("locked.c");

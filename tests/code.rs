@@ -1,10 +1,12 @@
 //! Integration tests of `ghostbench code` on binaries built at test time from
 //! `tests/fixtures/code/`: exact placement, a cross-check with nm, `--diff`,
-//! `--hot` with callgrind, and the one-line errors for bad inputs.
+//! `--hot` with callgrind, the one-line errors for bad inputs, and the
+//! microarchitecture models (`--uarch`: fusion per model on hand-assembled
+//! pairs, detection from cpuinfo text, the first line naming the model).
 
 mod common;
 
-use common::{fixture, ghostbench, have};
+use common::{fixture, ghostbench, have, require_tool};
 use serde_json::Value;
 use std::path::Path;
 use std::process;
@@ -67,7 +69,9 @@ const EXPECTED: [Expected; 5] = [
 
 fn check_placement(report: &Value, base: u64) {
     assert_eq!(report["schema"], "ghostbench.code");
-    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["schema_version"], 2);
+    assert_eq!(report["uarch"]["models"], serde_json::json!(["generic"]));
+    assert_eq!(report["uarch"]["why"]["by"], "requested");
     assert_eq!(report["symbol_source"], "symtab");
     assert_eq!(report["summary"]["functions"], 5);
     for (name, offset, size, off64, off32, lines, windows, near_w, near_l, spots) in EXPECTED {
@@ -166,7 +170,8 @@ fn exact_placement_of_an_assembled_fixture() {
         "cc",
         &["-c", s(&fixture("code", "placement.s")), "-o", s(&object)],
     );
-    let report = analyze(&[s(&object), "--verbose"]);
+    // `generic`: cmp/test fusion, the erratum reported, 32-byte windows.
+    let report = analyze(&[s(&object), "--verbose", "--uarch", "generic"]);
     assert_eq!(report["kind"], "relocatable object");
     check_placement(&report, 0);
 
@@ -184,7 +189,7 @@ fn exact_placement_of_an_assembled_fixture() {
             s(&exe),
         ],
     );
-    let report = analyze(&[s(&exe), "--verbose"]);
+    let report = analyze(&[s(&exe), "--verbose", "--uarch", "generic"]);
     let base = u(&function(&report, "f_aligned")["address"]);
     assert_eq!(base % 64, 0);
     check_placement(&report, base);
@@ -192,6 +197,7 @@ fn exact_placement_of_an_assembled_fixture() {
     // The terminal table: worst hazards first, spots listed with --verbose.
     let out = ghostbench()
         .args(["code", s(&exe), "--verbose", "--color", "never"])
+        .args(["--uarch", "generic"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -209,7 +215,15 @@ fn exact_placement_of_an_assembled_fixture() {
     assert!(text.contains("cmp %esi,%edi; jne"), "{text}");
 
     // --functions filters by name; --line/--window change the arithmetic.
-    let report = analyze(&[s(&exe), "--functions", "^f_(loop|long)$", "--window", "16"]);
+    let report = analyze(&[
+        s(&exe),
+        "--functions",
+        "^f_(loop|long)$",
+        "--window",
+        "16",
+        "--uarch",
+        "generic",
+    ]);
     assert_eq!(report["summary"]["functions"], 2);
     let f = function(&report, "f_long");
     assert_eq!((u(&f["window_offset"]), u(&f["windows"])), (12, 2));
@@ -237,8 +251,7 @@ fn nm_sizes(binary: &Path) -> std::collections::HashMap<String, (u64, u64)> {
 
 #[test]
 fn addresses_and_sizes_equal_nm_for_a_real_binary() {
-    if !have("nm") || !have("c++") {
-        eprintln!("skipped: nm or c++ not installed");
+    if !require_tool("nm") || !require_tool("c++") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -366,8 +379,7 @@ fn diff_lists_functions_moved_by_alignment_flags() {
 
 #[test]
 fn hot_ranks_the_callgrind_hot_function_first() {
-    if !have("valgrind") {
-        eprintln!("skipped: valgrind not installed");
+    if !require_tool("valgrind") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -513,4 +525,275 @@ fn a_stripped_library_falls_back_to_dynamic_symbols_and_warns() {
     assert_eq!(f["address"], function(&full, "hot_loop")["address"]);
     assert_eq!(f["size"], function(&full, "hot_loop")["size"]);
     assert!(report["warnings"][0].as_str().unwrap().contains("stripped"));
+}
+
+/// The models in the order `--uarch` names them in the fusion tests.
+const MODELS: [&str; 4] = ["skylake", "icelake", "zen", "generic"];
+
+/// (function, K = offset of the pair, bytes of the pair, spots by skylake,
+/// icelake, zen, generic) in fusion.s. The pair runs from K to 34 and crosses
+/// 32 while the jcc alone (32-33) does not, so a spot exists exactly when the
+/// model fuses the pair:
+/// - skylake, icelake: Intel 64 and IA-32 Architectures Optimization Reference
+///   Manual §3.4.2.2, table "Macro-Fusible Instructions" (Sandy Bridge and
+///   later): add/sub fuse with jz/jnz, inc/dec with jz/jnz, and cmp does not
+///   fuse with js/jns (nor jo/jp);
+/// - zen: AMD Software Optimization Guide for Family 17h (pub. 55723),
+///   "Branch Fusion": only cmp and test fuse, with any jcc;
+/// - generic: ghostbench's rule before models (cmp/test with any jcc);
+/// - every model: no fusion with a memory operand and an immediate (Agner Fog,
+///   "The microarchitecture of Intel, AMD and VIA CPUs", macro-op fusion).
+type FusionCase = (&'static str, u64, u64, [u64; 4]);
+const FUSION: [FusionCase; 6] = [
+    ("f_sub_jne", 29, 5, [1, 1, 0, 0]),
+    ("f_add_jz", 30, 4, [1, 1, 0, 0]),
+    ("f_inc_jne", 30, 4, [1, 1, 0, 0]),
+    ("f_cmp_js", 30, 4, [0, 0, 1, 1]),
+    ("f_cmp_jne", 30, 4, [1, 1, 1, 1]),
+    ("f_cmp_mem_imm_je", 29, 5, [0, 0, 0, 0]),
+];
+
+/// Whether the model has the JCC erratum (Intel's whitepaper 341810: Skylake
+/// family only; `generic` reports it everywhere, as before models).
+const ERRATUM: [bool; 4] = [true, false, false, true];
+
+fn assemble_fusion(dir: &Path) -> std::path::PathBuf {
+    let object = dir.join("fusion.o");
+    build(
+        "cc",
+        &["-c", s(&fixture("code", "fusion.s")), "-o", s(&object)],
+    );
+    object
+}
+
+#[test]
+fn each_model_counts_a_pair_at_a_boundary_exactly_as_its_fusion_table_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let object = assemble_fusion(dir.path());
+    // All four models at once: one `uarch` entry per model, in the order named.
+    let report = analyze(&[s(&object), "--uarch", &MODELS.join(",")]);
+    assert_eq!(report["uarch"]["models"], serde_json::json!(MODELS));
+    let mut spots = [0u64; 4];
+    let mut hazards = [0u64; 4];
+    for (name, _, _, want) in FUSION {
+        let f = function(&report, name);
+        for (i, model) in MODELS.iter().enumerate() {
+            let facts = &f["uarch"][i];
+            assert_eq!(facts["uarch"], *model);
+            assert_eq!(u(&facts["jcc_spot_count"]), want[i], "{name} on {model}");
+            // A spot is a hazard only where the erratum applies; the entry
+            // (offset 29 or 30) is near the end of a 32-byte window only.
+            let near = u(&report["models"][i]["geometry"]["window"]) == 32;
+            let score = if ERRATUM[i] { want[i] } else { 0 } + u64::from(near);
+            assert_eq!(u(&facts["hazard_score"]), score, "{name} on {model}");
+            spots[i] += want[i];
+            hazards[i] += if ERRATUM[i] { want[i] } else { 0 };
+        }
+    }
+    for (i, model) in MODELS.iter().enumerate() {
+        let m = &report["models"][i];
+        assert_eq!(m["name"], *model);
+        assert_eq!(m["jcc_erratum"], ERRATUM[i]);
+        // f_far's near jmp (ends on 96) is the one spot beyond the table's.
+        assert_eq!(u(&m["summary"]["jcc_spots"]), spots[i] + 1, "{model}");
+        let want_hazards = if ERRATUM[i] { hazards[i] + 1 } else { 0 };
+        assert_eq!(u(&m["summary"]["jcc_hazards"]), want_hazards, "{model}");
+    }
+
+    // One model at a time, with the spots listed: the fused pair as one spot
+    // from the first instruction to the end of the jcc, crossing 32.
+    for (i, model) in MODELS.iter().enumerate() {
+        let report = analyze(&[s(&object), "--uarch", model, "--verbose"]);
+        assert_eq!(report["summary"]["functions"], 8);
+        for (name, k, bytes, want) in FUSION {
+            let f = function(&report, name);
+            let base = u(&f["address"]) - k;
+            assert_eq!(base % 64, 0, "{name}");
+            assert_eq!(u(&f["jcc_spot_count"]), want[i], "{name} on {model}");
+            if want[i] == 1 {
+                let sp = &f["jcc_spots"][0];
+                assert_eq!(
+                    (
+                        sp["kind"].as_str().unwrap(),
+                        u(&sp["address"]),
+                        u(&sp["length"]),
+                        sp["boundary"].as_str().unwrap()
+                    ),
+                    ("fused-jcc", base + k, bytes, "crosses"),
+                    "{name} on {model}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn far_transfers_are_never_spots_and_size_0_symbols_get_no_entry_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let object = assemble_fusion(dir.path());
+    for model in MODELS {
+        let report = analyze(&[s(&object), "--uarch", model, "--verbose"]);
+        // ljmp ending on 32 and lcall ending on 64 are not spots; the near
+        // jmp *(%rdi) ending on 96 is.
+        let far = function(&report, "f_far");
+        let base = u(&far["address"]) - 30;
+        assert_eq!(u(&far["jcc_spot_count"]), 1, "{model}");
+        let sp = &far["jcc_spots"][0];
+        assert_eq!(
+            (sp["kind"].as_str().unwrap(), u(&sp["address"])),
+            ("jmp", base + 94),
+            "{model}"
+        );
+        // Offset 60: in the last 16 bytes of its line and of any window, but
+        // a size-0 symbol has no known bytes, so no flag.
+        let zero = function(&report, "f_unsized");
+        assert_eq!(u(&zero["size"]), 0);
+        assert_eq!(u(&zero["line_offset"]), 60);
+        assert_eq!(zero["entry_near_line_end"], false, "{model}");
+        assert_eq!(zero["entry_near_window_end"], false, "{model}");
+        assert_eq!(zero["uarch"][0]["entry_near_window_end"], false);
+    }
+}
+
+/// `/proc/cpuinfo` text of one processor.
+fn cpuinfo(dir: &Path, vendor: &str, family: u32, model: u32, name: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("cpuinfo-{family}-{model}"));
+    std::fs::write(
+        &path,
+        format!("processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: {name}\nstepping\t: 1\n\nprocessor\t: 1\nvendor_id\t: {vendor}\n"),
+    )
+    .unwrap();
+    path
+}
+
+/// `ghostbench code ARGS` with `GHOSTBENCH_CPUINFO` set (when given): stdout.
+fn text_report(args: &[&str], cpuinfo: Option<&Path>) -> String {
+    let mut cmd = ghostbench();
+    cmd.arg("code").args(args).args(["--color", "never"]);
+    if let Some(path) = cpuinfo {
+        cmd.env("GHOSTBENCH_CPUINFO", path);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+#[test]
+fn the_detected_model_decides_whether_erratum_spots_are_hazards() {
+    let dir = tempfile::tempdir().unwrap();
+    let object = assemble_fusion(dir.path());
+    // An AMD EPYC (family 25 = 19h, Zen 3): zen, said in the first line, and
+    // no erratum hazard listed (no jcc column, no spot list, none ranked).
+    let epyc = cpuinfo(dir.path(), "AuthenticAMD", 25, 1, "AMD EPYC");
+    let text = text_report(&[s(&object), "--verbose"], Some(&epyc));
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("uarch: zen (detected: ")
+            && first.contains("AuthenticAMD family 25 (0x19), model 1 (0x1)")
+            && first.contains("no JCC erratum, 64-byte windows"),
+        "{text}"
+    );
+    assert!(text.contains("no JCC-erratum hazard"), "{text}");
+    assert!(!text.contains("JCC-erratum spots ("), "{text}");
+    let header = text.lines().find(|l| l.starts_with("function")).unwrap();
+    assert!(!header.contains("jcc"), "{header}");
+    // The Markdown report's first line says the same.
+    let md = dir.path().join("r.md");
+    let mut cmd = ghostbench();
+    cmd.args(["code", s(&object), "--markdown", s(&md)])
+        .env("GHOSTBENCH_CPUINFO", &epyc)
+        .assert()
+        .success();
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert_eq!(markdown.lines().next(), Some(first), "{markdown}");
+    // And the JSON: why, and no hazards.
+    let json = dir.path().join("r.json");
+    ghostbench()
+        .args(["code", s(&object), "--json", s(&json)])
+        .env("GHOSTBENCH_CPUINFO", &epyc)
+        .assert()
+        .success();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["uarch"]["models"], serde_json::json!(["zen"]));
+    assert_eq!(report["uarch"]["why"]["by"], "detected");
+    assert_eq!(report["uarch"]["why"]["family"], 25);
+    assert_eq!(report["summary"]["jcc_hazards"], 0);
+    assert!(u(&report["summary"]["jcc_spots"]) > 0);
+
+    // The same machine, --uarch skylake: the spots are listed as hazards
+    // (the four pairs Intel fuses, and f_far's near jmp).
+    let text = text_report(
+        &[s(&object), "--verbose", "--uarch", "skylake"],
+        Some(&epyc),
+    );
+    assert!(
+        text.starts_with("uarch: skylake (named with --uarch)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("5 JCC-erratum spots in 5 functions"),
+        "{text}"
+    );
+    assert!(
+        text.contains("JCC-erratum spots (skylake, 32-byte boundary)"),
+        "{text}"
+    );
+    assert!(text.contains("sub $1,%eax; jne"), "{text}");
+
+    // A Cascade Lake Xeon (family 6, model 85) is detected as skylake.
+    let xeon = cpuinfo(dir.path(), "GenuineIntel", 6, 85, "Intel Xeon");
+    let text = text_report(&[s(&object)], Some(&xeon));
+    assert!(text.starts_with("uarch: skylake (detected: "), "{text}");
+    assert!(
+        text.contains("5 JCC-erratum spots in 5 functions"),
+        "{text}"
+    );
+    // A CPU the tables do not know falls back to generic, and says so.
+    let haswell = cpuinfo(dir.path(), "GenuineIntel", 6, 63, "Intel Core i7");
+    let text = text_report(&[s(&object)], Some(&haswell));
+    assert!(
+        text.starts_with("uarch: generic (this machine's CPU, GenuineIntel family 6"),
+        "{text}"
+    );
+}
+
+#[test]
+fn on_this_machine_the_first_line_names_the_detected_model_consistently() {
+    let dir = tempfile::tempdir().unwrap();
+    let object = assemble_fusion(dir.path());
+    let json = dir.path().join("r.json");
+    let out = ghostbench()
+        .args(["code", s(&object), "--color", "never", "--json", s(&json)])
+        .env_remove("GHOSTBENCH_CPUINFO")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let model = report["uarch"]["models"][0].as_str().unwrap().to_string();
+    assert!(text.starts_with(&format!("uarch: {model} (")), "{text}");
+    let why = &report["uarch"]["why"];
+    // The vendor, family and model the report used are /proc/cpuinfo's,
+    // parsed here independently.
+    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
+        let field = |key: &str| {
+            info.lines()
+                .find(|l| l.split(':').next().map(str::trim) == Some(key))
+                .map(|l| l.split_once(':').unwrap().1.trim().to_string())
+        };
+        let cpu = if why["by"] == "detected" {
+            why
+        } else {
+            &why["cpu"]
+        };
+        if let (Some(vendor), Some(family)) = (field("vendor_id"), field("cpu family")) {
+            assert_eq!(cpu["vendor"], vendor.as_str(), "{why}");
+            assert_eq!(cpu["family"].to_string(), family, "{why}");
+        }
+    }
+    // Whatever was chosen, the erratum is ranked exactly when the model has it.
+    let erratum = report["models"][0]["jcc_erratum"].as_bool().unwrap();
+    assert_eq!(text.contains("JCC-erratum spots in"), erratum, "{text}");
+    assert_eq!(text.contains("no JCC-erratum hazard"), !erratum, "{text}");
 }

@@ -9,7 +9,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, measured_runs, read_json, timing_lock, which};
+use common::{fixture, measured_runs, read_json, require_any, require_tool, timing_lock};
 use serde_json::Value;
 use std::path::Path;
 
@@ -32,11 +32,7 @@ fn comparison<'a>(report: &'a Value, build: &str, metric: &str) -> &'a Value {
 }
 
 fn have_cc() -> bool {
-    if which("cc").is_none() {
-        eprintln!("skipped: no cc on PATH");
-        return false;
-    }
-    true
+    require_tool("cc")
 }
 
 /// The note that a `regex:` metric matched several values reaches the layout
@@ -518,8 +514,7 @@ fn bad_usage_is_an_error_before_anything_runs() {
 
 #[test]
 fn demo_builds_the_dispatch_benchmark_under_layouts() {
-    if which("g++").is_none() && which("clang++").is_none() && which("g++-11").is_none() {
-        eprintln!("skipped: no C++ compiler on PATH");
+    if require_any(&["g++", "clang++", "g++-11"]).is_none() {
         return;
     }
     let _lock = timing_lock();
@@ -558,23 +553,16 @@ fn demo_builds_the_dispatch_benchmark_under_layouts() {
     assert!(explained
         .iter()
         .all(|b| b["functions"].as_array().unwrap().len() <= 5));
-    if which("g++-11").is_some() && which("g++-12").is_some() {
+    if require_tool("g++-11") && require_tool("g++-12") {
         let c = comparison(&report, "g++-12", "variant");
         assert_eq!(c["verdict"], "FASTER", "{c}");
         assert!(c["controlled"]["high"].as_f64().unwrap() < 1.0, "{c}");
-    } else {
-        eprintln!("skipped the std::variant check: needs g++-11 and g++-12");
     }
 }
 
 #[test]
 fn demo_with_one_compiler_shows_a_real_effect_and_a_ghost() {
-    if which("g++").is_none() && which("clang++").is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI needs g++ for the demo test"
-        );
-        eprintln!("skipped: no g++ or clang++ on PATH");
+    if require_any(&["g++", "clang++"]).is_none() {
         return;
     }
     let _lock = timing_lock();
@@ -759,8 +747,7 @@ fn explain_names_the_hot_function_that_alignment_moved() {
     if !have_cc() {
         return;
     }
-    if which("nm").is_none() {
-        eprintln!("skipped: no nm on PATH (binutils)");
+    if !require_tool("nm") {
         return;
     }
     let _lock = timing_lock();
@@ -807,6 +794,8 @@ fn explain_names_the_hot_function_that_alignment_moved() {
             "--rounds",
             "2",
             "--explain",
+            "--uarch",
+            "skylake",
             "--quiet",
             "--color",
             "never",
@@ -820,10 +809,16 @@ fn explain_names_the_hot_function_that_alignment_moved() {
         .stdout(predicates::str::contains(
             "Code placement of the default layouts against A's",
         ))
-        .stdout(predicates::str::contains("hot_loop"));
+        .stdout(predicates::str::contains("hot_loop"))
+        .stdout(predicates::str::contains(
+            "placement judged by the skylake model (named with --uarch), 32-byte windows",
+        ));
     let report = read_json(&json);
     let explain = &report["explain"];
     assert_eq!(explain["top"], 10, "{explain}");
+    // Judged by the model named: skylake's 32-byte windows.
+    assert_eq!(explain["uarch"]["models"][0], "skylake", "{explain}");
+    assert_eq!(explain["window"], 32, "{explain}");
     let builds = explain["builds"].as_array().unwrap();
     assert_eq!(builds.len(), 1, "{explain}");
     let b = &builds[0];
@@ -847,14 +842,13 @@ fn explain_names_the_hot_function_that_alignment_moved() {
     let markdown = std::fs::read_to_string(&md).unwrap();
     assert!(markdown.contains("| `hot_loop` |"), "{markdown}");
 
-    if which("valgrind").is_some() {
+    if require_tool("valgrind") {
         // callgrind ranks: hot_loop runs nearly every instruction of the program.
         assert_eq!(explain["ranking"], "profile", "{explain}");
         assert_eq!(moved[0]["name"], "hot_loop", "{b}");
         assert!(hot["hot_share"].as_f64().unwrap() > 0.5, "{hot}");
         assert_eq!(explain["profile"]["event"], "Ir", "{explain}");
     } else {
-        eprintln!("skipped the callgrind ranking check: no valgrind on PATH");
         assert_eq!(explain["ranking"], "placement", "{explain}");
         assert!(
             explain["notes"][0]
@@ -876,8 +870,8 @@ fn explain_names_the_hot_function_an_inlining_change_left_on_one_side() {
     if !have_cc() {
         return;
     }
-    if which("valgrind").is_none() {
-        common::skip("valgrind is not installed: --explain needs a profile for shares");
+    // --explain needs a callgrind profile for shares.
+    if !require_tool("valgrind") {
         return;
     }
     let _lock = timing_lock();

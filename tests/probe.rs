@@ -177,16 +177,19 @@ fn alloc_node_layout_matches_the_c_compiler() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("packed_node");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe/packed_node.c");
+    if !common::require_tool("cc") {
+        return;
+    }
     let built = std::process::Command::new("cc")
         .arg("-O2")
         .arg(&source)
         .arg("-o")
         .arg(&exe)
         .status();
-    if !matches!(built, Ok(s) if s.success()) {
-        eprintln!("skipped: cc is not available");
-        return;
-    }
+    assert!(
+        matches!(built, Ok(s) if s.success()),
+        "cc failed on packed_node.c"
+    );
     let out = std::process::Command::new(&exe).output().unwrap();
     let fields: Vec<u64> = String::from_utf8(out.stdout)
         .unwrap()

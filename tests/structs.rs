@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{have, pahole};
+use common::{pahole, require_tool, skipped};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process;
@@ -77,8 +77,7 @@ fn pahole_text(binary: &Path, classes: Option<&str>) -> String {
 
 #[test]
 fn agrees_with_pahole_on_c() {
-    if !have("pahole") || !have("gcc") {
-        eprintln!("skipped: pahole (dwarves) or gcc not installed");
+    if !require_tool("pahole") || !require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -122,8 +121,7 @@ fn agrees_with_pahole_on_c() {
 
 #[test]
 fn agrees_with_pahole_on_cpp_templates_inheritance_bitfields() {
-    if !have("pahole") || !have("g++") {
-        eprintln!("skipped: pahole (dwarves) or g++ not installed");
+    if !require_tool("pahole") || !require_tool("g++") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -207,8 +205,7 @@ fn hazards_of<'a>(report: &'a Value, kind: &str, name: &str) -> Vec<&'a Value> {
 
 #[test]
 fn hazard_fixture_reports_exact_indices_and_offsets() {
-    if !have("gcc") {
-        eprintln!("skipped: gcc not installed");
+    if !require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -322,8 +319,7 @@ fn hazard_fixture_reports_exact_indices_and_offsets() {
 
 #[test]
 fn pahole_fails_on_atomic_members_that_we_read() {
-    if !have("pahole") || !have("gcc") {
-        eprintln!("skipped: pahole (dwarves) or gcc not installed");
+    if !require_tool("pahole") || !require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -350,8 +346,7 @@ fn pahole_fails_on_atomic_members_that_we_read() {
 
 #[test]
 fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
-    if !have("gcc") {
-        eprintln!("skipped: gcc not installed");
+    if !require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -380,7 +375,7 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
         .path()
         .extension()
         .is_some_and(|x| x == "dwo")));
-    if have("objcopy") {
+    if require_tool("objcopy") {
         let out = d.join("zstd");
         let ok = process::Command::new("objcopy")
             .args([
@@ -393,10 +388,10 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
         if ok {
             builds.push(("zstd".into(), out));
         } else {
-            eprintln!("skipped zstd: objcopy cannot compress with zstd");
+            skipped("objcopy built with zstd (--compress-debug-sections=zstd)");
         }
     }
-    if have("dwp") {
+    if require_tool("dwp") {
         // A .dwp package instead of .dwo files (binutils' dwp reads DWARF 4 split units).
         let sub = d.join("split4");
         sh(&sub, "dwp", &["-e", "bin", "-o", "bin.dwp"]);
@@ -405,8 +400,6 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
         std::fs::copy(sub.join("bin"), dwp_dir.join("bin")).unwrap();
         std::fs::copy(sub.join("bin.dwp"), dwp_dir.join("bin.dwp")).unwrap();
         builds.push(("dwp".into(), dwp_dir.join("bin")));
-    } else {
-        eprintln!("skipped .dwp: dwp (binutils) not installed");
     }
     let names = ["slot", "table", "node", "counters", "holey", "locked"];
     let reference = report(&builds[0].1, &[]);
@@ -442,7 +435,7 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
     let r = report(split, &[]);
     assert!(r["warnings"][0].as_str().unwrap().contains("not found"));
 
-    if have("rustc") {
+    if require_tool("rustc") {
         let bin = d.join("rust");
         sh(
             d,
@@ -472,8 +465,6 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
             fs["members"],
             serde_json::json!(["hits", "misses", "config"])
         );
-    } else {
-        eprintln!("skipped rust: rustc not installed");
     }
 }
 
@@ -498,8 +489,7 @@ fn unreadable_input_gets_one_clear_line() {
     std::fs::write(&text, "just text\n").unwrap();
     fails_with(&text, 1, "not an ELF file");
     fails_with(&dir.path().join("missing"), 1, "cannot read");
-    if !have("gcc") {
-        eprintln!("skipped: gcc not installed");
+    if !require_tool("gcc") {
         return;
     }
     let bin = hazards_binary(dir.path());
@@ -521,7 +511,7 @@ fn unreadable_input_gets_one_clear_line() {
             "-lpthread",
         ],
     );
-    if have("strip") {
+    if require_tool("strip") {
         sh(
             dir.path(),
             "strip",
@@ -533,8 +523,7 @@ fn unreadable_input_gets_one_clear_line() {
 
 #[test]
 fn typedef_names_select_their_record_and_suggest_offers_only_improvements() {
-    if !have("gcc") {
-        common::skip("gcc not installed");
+    if !common::require_tool("gcc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -21,6 +21,7 @@
 //! `layout` column they get `layout`'s analysis across layouts.
 
 pub mod analysis;
+pub mod baseline;
 pub mod compared;
 pub mod ghost;
 pub mod input;
@@ -117,6 +118,16 @@ pub enum Note {
     DefaultLayout { label: String },
     /// A note of the re-analyzed report, as it was written.
     Carried(String),
+    /// The baseline side is a stored baseline: its runs were made in another
+    /// session (result `experiment`, at `when_unix`, on `commit`), never
+    /// interleaved with `candidate`'s.
+    Baseline {
+        name: String,
+        experiment: i64,
+        commit: Option<String>,
+        when_unix: i64,
+        candidate: String,
+    },
 }
 
 /// What a re-analysis of a ghostbench report used, against the original.

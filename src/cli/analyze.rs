@@ -5,6 +5,7 @@ use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCEN
 use super::exit;
 use super::layout::EstimatorArg;
 use super::output::{Format, OutputArgs};
+use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{self, AnalyzeOptions};
 use anyhow::Result;
@@ -30,6 +31,14 @@ pub struct AnalyzeArgs {
     pub estimator: Option<EstimatorArg>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub fail_on: FailOnArgs,
+    /// Compare FILE (one name) with the stored runs of baseline NAME (see
+    /// `compare --save-baseline`).
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
 }
 
 /// The report files `analyze` writes.
@@ -53,8 +62,12 @@ impl AnalyzeArgs {
 
 /// Analyze, print, write the report files. Bad input is an error (exit 1).
 pub fn run(args: AnalyzeArgs) -> Result<i32> {
+    args.fail_on.verdicts()?;
     let options = args.to_options()?;
     args.output.files().check("analyze", FORMATS)?;
+    if let Some(name) = &args.baseline {
+        return super::baseline::analyze(&options, name, &args.output, &args.store, &args.fail_on);
+    }
     let reports = render::reports(analyze::run(&options)?);
     if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
         eprintln!("note: --estimator applies to data with layouts; these have none");
@@ -67,5 +80,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         Format::Html => Ok(reports.html()),
         Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
     })?;
-    Ok(exit::OK)
+    let record = record_of("analyze", &serde_json::from_str(&reports.json()?)?)?;
+    save(&args.store, &record, None);
+    Ok(args.fail_on.exit_code(exit::OK, &record.verdicts))
 }

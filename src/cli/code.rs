@@ -3,6 +3,7 @@
 use super::exit;
 use super::output::{json, Format, OutputArgs};
 use crate::code::placement::Geometry;
+use crate::code::uarch::{self, Choice, Uarch, Why};
 use crate::code::{self, CodeOptions, CodeReport};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -26,9 +27,14 @@ pub struct CodeArgs {
     /// Cache-line size in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 64)]
     pub line: u64,
-    /// DSB (uop-cache) window size in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 32)]
-    pub window: u64,
+    /// DSB (uop-cache) window size in bytes, for every model [default: the model's: 32 for
+    /// skylake and generic, 64 for icelake and zen].
+    #[arg(long, value_name = "BYTES")]
+    pub window: Option<u64>,
+    /// Judge by these microarchitecture models, one column each: skylake, icelake, zen,
+    /// generic [default: the CPU running ghostbench, from /proc/cpuinfo or cpuid].
+    #[arg(long, value_name = "NAME[,NAME…]", value_delimiter = ',', value_parser = parse_uarch)]
+    pub uarch: Vec<Uarch>,
     /// List every JCC-erratum spot (with its disassembly) of the listed functions.
     #[arg(short, long)]
     pub verbose: bool,
@@ -41,6 +47,31 @@ pub struct CodeArgs {
 
 /// The report files `code` writes.
 pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown];
+
+pub fn parse_uarch(name: &str) -> Result<Uarch, String> {
+    Uarch::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Uarch::ALL.iter().map(|u| u.name()).collect();
+        format!("unknown model {name:?} (known: {})", names.join(", "))
+    })
+}
+
+/// The models named by `--uarch` (each once, in the order given), else the
+/// running CPU's.
+pub fn choose_uarch(named: &[Uarch]) -> Choice {
+    if named.is_empty() {
+        return uarch::detect();
+    }
+    let mut models = Vec::new();
+    for u in named {
+        if !models.contains(u) {
+            models.push(*u);
+        }
+    }
+    Choice {
+        models,
+        why: Why::Requested,
+    }
+}
 
 impl CodeArgs {
     pub fn to_options(&self) -> Result<CodeOptions> {
@@ -56,7 +87,12 @@ impl CodeArgs {
             functions,
             hot: self.hot.clone(),
             diff: self.diff.clone(),
-            geometry: Geometry::new(self.line, self.window)?,
+            line: Geometry::new(self.line, self.window.unwrap_or(32))?.line,
+            window: self
+                .window
+                .map(|w| Geometry::new(self.line, w).map(|g| g.window))
+                .transpose()?,
+            uarch: choose_uarch(&self.uarch),
             verbose: self.verbose,
             limit: self.limit,
             command_line: std::env::args().collect(),
@@ -92,9 +128,10 @@ pub fn run(args: CodeArgs) -> Result<i32> {
 fn write_outputs(report: &CodeReport, options: &CodeOptions, output: &OutputArgs) -> Result<()> {
     output.files().write(|format| match format {
         Format::Json => json(report),
-        Format::Markdown => Ok(format!(
-            "```\n{}```\n",
-            crate::code::render::render(report, options.verbose, options.limit, false)
+        Format::Markdown => Ok(crate::code::render::markdown(
+            report,
+            options.verbose,
+            options.limit,
         )),
         Format::Html | Format::Sarif => Err(format.unsupported("code", FORMATS)),
     })

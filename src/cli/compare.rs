@@ -1,8 +1,9 @@
 //! `ghostbench compare`: arguments, and the glue to `compare::run` and the reports.
 
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
-use super::exit;
+use super::exit::{self, UsageError};
 use super::output::{json, Format, OutputArgs};
+use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::compare::render::{html, json as document, markdown, prose, terminal};
 use crate::compare::{self, CompareOptions, CompareReport, Order, State};
 use crate::run::command::CommandSpec;
@@ -15,8 +16,9 @@ use std::time::Duration;
 pub struct CompareArgs {
     /// Baseline command (A). Split shell-style and exec'd directly unless --shell.
     pub command_a: String,
-    /// Candidate command (B).
-    pub command_b: String,
+    /// Candidate command (B). Left out with --baseline NAME (CMD is compared
+    /// with the stored baseline) or --save-baseline NAME (CMD alone is measured).
+    pub command_b: Option<String>,
     /// Label for A, then for B (repeat the flag).
     #[arg(short = 'n', long = "name", value_name = "NAME")]
     pub names: Vec<String>,
@@ -74,6 +76,20 @@ pub struct CompareArgs {
     pub verbose: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub fail_on: FailOnArgs,
+    /// Store the runs under NAME as a baseline: of the one command given, or of A.
+    #[arg(long, value_name = "NAME", conflicts_with = "baseline")]
+    pub save_baseline: Option<String>,
+    /// Compare the one command given with the stored runs of baseline NAME
+    /// (not interleaved: the report says so).
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// With --baseline: compare even when the CPU model or kernel differs from the baseline's.
+    #[arg(long, requires = "baseline")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -110,10 +126,21 @@ impl CompareArgs {
                 .cloned()
                 .unwrap_or_else(|| default.to_string())
         };
-        let commands = [
-            CommandSpec::parse(&name(0, "A"), &self.command_a, shell)?,
-            CommandSpec::parse(&name(1, "B"), &self.command_b, shell)?,
-        ];
+        let first = match (&self.baseline, &self.save_baseline) {
+            (_, Some(saved)) if self.command_b.is_none() => name(0, saved),
+            (Some(_), _) => name(0, "current"),
+            _ => name(0, "A"),
+        };
+        let a = CommandSpec::parse(&first, &self.command_a, shell)?;
+        // One command alone: B is a stand-in that is never run.
+        let b = match &self.command_b {
+            Some(text) => CommandSpec::parse(&name(1, "B"), text, shell)?,
+            None => CommandSpec {
+                name: format!("{first} (unused)"),
+                ..a.clone()
+            },
+        };
+        let commands = [a, b];
         if commands[0].name == commands[1].name {
             bail!(
                 "A and B need different names, both are {:?}",
@@ -158,13 +185,51 @@ impl CompareArgs {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32> {
+    args.fail_on.verdicts()?;
+    match (&args.baseline, &args.command_b) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError(
+                "--baseline NAME compares one command with the stored baseline; give one command"
+                    .into(),
+            )
+            .into())
+        }
+        (None, None) if args.save_baseline.is_none() => {
+            return Err(UsageError(
+                "give two commands (A and B), or one with --baseline NAME or --save-baseline NAME"
+                    .into(),
+            )
+            .into())
+        }
+        _ => {}
+    }
     let options = args.to_options()?;
     args.output.files().check("compare", FORMATS)?;
-    execute(&options, &args.output, args.verbose)
+    if let Some(name) = &args.baseline {
+        let (output, store) = (&args.output, &args.store);
+        return super::baseline::compare(&options, name, args.force, output, store, &args.fail_on);
+    }
+    if let (None, Some(name)) = (&args.command_b, &args.save_baseline) {
+        return super::baseline::save_baseline(&options, name, &args.output, &args.store);
+    }
+    let (report, code) = execute(&options, &args.output, args.verbose)?;
+    let record = record_of(
+        "compare",
+        &serde_json::to_value(document::document(&report))?,
+    )?;
+    let baseline = args.save_baseline.as_deref().map(|name| (name, 0));
+    // A failed run's A is no baseline; its result is still stored.
+    let baseline = baseline.filter(|_| code == exit::OK);
+    save(&args.store, &record, baseline);
+    Ok(args.fail_on.exit_code(code, &record.verdicts))
 }
 
 /// Run a comparison with a progress bar, print it, write the report files.
-pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> Result<i32> {
+pub fn execute(
+    options: &CompareOptions,
+    output: &OutputArgs,
+    verbose: bool,
+) -> Result<(CompareReport, i32)> {
     spawn::install_interrupt_handler();
     let bar = output.progress_bar(2 * (options.max_runs + options.warmup) as u64);
     let report = compare::run(options, &mut |p| {
@@ -178,7 +243,8 @@ pub fn execute(options: &CompareOptions, output: &OutputArgs, verbose: bool) -> 
         terminal::render_detailed(&report, output.color(), verbose)
     );
     write_outputs(&report, output)?;
-    Ok(exit_code(&report))
+    let code = exit_code(&report);
+    Ok((report, code))
 }
 
 /// Write `--json`, `--markdown` and `--html`, whatever the status.

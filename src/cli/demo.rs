@@ -78,7 +78,7 @@ const STEPS: &[Step] = &[layout_step, structs_step, probe_step];
 
 pub fn run(args: DemoArgs) -> Result<i32> {
     if args.max_compilers < 1 {
-        bail!("--max-compilers must be at least 1");
+        return Err(super::exit::usage("--max-compilers must be at least 1"));
     }
     // The layout step's options, checked before anything is built.
     options(&args, Vec::new())?;
@@ -321,6 +321,8 @@ fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
         // Which hot loops the builds placed differently: one callgrind run
         // of the baseline (about 3–4 s here) and three ELF analyses.
         explain: Some(5),
+        // Judged by the model of the CPU the demo runs on.
+        uarch: crate::code::uarch::detect(),
         ..LayoutOptions::default()
     };
     args.schedule.apply(&mut options)?;

@@ -14,6 +14,9 @@ pub const RUN_FAILED: i32 = 3;
 pub const NO_DEBUG_INFO: i32 = 4;
 /// `layout`: too few layout variants built (the failing command and its output are printed); partial results were written.
 pub const BUILD_FAILED: i32 = 5;
+/// `--fail-on LIST`: a verdict in LIST (e.g. SLOWER); every report was
+/// written and the result stored first.
+pub const FAIL_ON: i32 = 6;
 /// Ctrl-C; partial results were written.
 pub const INTERRUPTED: i32 = 130;
 
@@ -22,6 +25,11 @@ pub const INTERRUPTED: i32 = 130;
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// A [`UsageError`] as an `anyhow::Error`, for `return Err(usage(...))`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
 
 /// The exit code of an error that ends a verb: [`USAGE`] for a
 /// [`UsageError`], else [`ERROR`].

@@ -1,14 +1,15 @@
 //! `ghostbench layout`: arguments, and the glue to `layout::run` and the reports.
 
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
-use super::exit;
+use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
+use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::layout::render::{html, json as document, text as report};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -58,8 +59,16 @@ pub struct LayoutArgs {
     /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
     pub explain: Option<usize>,
+    /// The microarchitecture model --explain judges placement by (its window size): skylake,
+    /// icelake, zen or generic [default: the CPU running ghostbench].
+    #[arg(long, value_name = "NAME", value_parser = super::code::parse_uarch)]
+    pub uarch: Option<crate::code::uarch::Uarch>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub fail_on: FailOnArgs,
 }
 
 /// How many layouts, rounds and parallel builds (layout, demo).
@@ -92,13 +101,13 @@ impl ScheduleArgs {
             ),
         };
         if layouts < layout::MIN_VARIANTS {
-            bail!(
+            return Err(usage(format!(
                 "--layouts and --max-layouts must be at least {}",
                 layout::MIN_VARIANTS
-            );
+            )));
         }
         if self.rounds < 1 {
-            bail!("--rounds must be at least 1");
+            return Err(usage("--rounds must be at least 1"));
         }
         options.layouts = layouts;
         options.max_layouts = max_layouts;
@@ -157,13 +166,15 @@ impl LayoutArgs {
         for text in &self.builds {
             let (name, template) = text
                 .split_once('=')
-                .with_context(|| format!("--build {text:?}: expected NAME=TEMPLATE"))?;
+                .ok_or_else(|| usage(format!("--build {text:?}: expected NAME=TEMPLATE")))?;
             let name = name.trim();
             if name.is_empty() || template.trim().is_empty() {
-                bail!("--build {text:?}: expected NAME=TEMPLATE with both parts");
+                return Err(usage(format!(
+                    "--build {text:?}: expected NAME=TEMPLATE with both parts"
+                )));
             }
             if builds.iter().any(|b: &BuildSpec| b.name == name) {
-                bail!("two builds are named {name:?}");
+                return Err(usage(format!("two builds are named {name:?}")));
             }
             builds.push(BuildSpec {
                 name: name.to_string(),
@@ -171,7 +182,9 @@ impl LayoutArgs {
             });
         }
         if builds.len() < 2 {
-            bail!("give at least two --build NAME=TEMPLATE (the first is the baseline)");
+            return Err(usage(
+                "give at least two --build NAME=TEMPLATE (the first is the baseline)",
+            ));
         }
         let defaults = LayoutOptions::default();
         let mut options = LayoutOptions {
@@ -192,6 +205,7 @@ impl LayoutArgs {
             seed: self.decision.seed.seed,
             command_line: std::env::args().collect(),
             explain: self.explain,
+            uarch: super::code::choose_uarch(self.uarch.as_slice()),
             ..defaults
         };
         self.schedule.apply(&mut options)?;
@@ -200,11 +214,16 @@ impl LayoutArgs {
 }
 
 pub fn run(args: LayoutArgs) -> Result<i32> {
+    args.fail_on.verdicts()?;
     let options = args.to_options()?;
     args.output.files().check("layout", FORMATS)?;
     let (report, code) = execute(&options, &args.output)?;
-    drop(report);
-    Ok(code)
+    let record = record_of(
+        "layout",
+        &serde_json::to_value(document::document(&report))?,
+    )?;
+    save(&args.store, &record, None);
+    Ok(args.fail_on.exit_code(code, &record.verdicts))
 }
 
 /// Run an experiment with progress, print the matrix, write the report files.

@@ -6,13 +6,16 @@
 
 pub mod analyze;
 pub mod args;
+pub mod baseline;
 pub mod code;
 pub mod compare;
 pub mod demo;
 pub mod exit;
+pub mod history;
 pub mod layout;
 pub mod output;
 pub mod probe;
+pub mod store;
 pub mod structs;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +44,8 @@ pub enum Verb {
     Probe(probe::ProbeArgs),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
+    /// Stored results: a table, one result in any format (`show ID`), a trend page (--html).
+    History(Box<history::HistoryArgs>),
 }
 
 /// Run the parsed command line; returns the process exit code.
@@ -53,6 +58,7 @@ pub fn run(cli: Cli) -> i32 {
         Verb::Demo(args) => demo::run(args),
         Verb::Analyze(args) => analyze::run(*args),
         Verb::Structs(args) => structs::run(args),
+        Verb::History(args) => history::run(*args),
     };
     match result {
         Ok(code) => code,

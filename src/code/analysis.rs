@@ -6,10 +6,13 @@
 use super::diff;
 use super::disasm::{self, Scan};
 use super::elf;
-use super::function::{Analysis, Function};
-use super::placement::{near_end, Geometry, Placement};
+use super::function::{Analysis, Function, UarchFacts};
+use super::placement::{min_spans, near_end, spans, Geometry, Placement};
 use super::profile::{self, base_name, Profile};
-use super::{CodeOptions, CodeReport, Phase, ProfileInfo, Progress, Summary, SCHEMA_VERSION};
+use super::uarch::Model;
+use super::{
+    CodeOptions, CodeReport, Phase, ProfileInfo, Progress, Summary, UarchReport, SCHEMA_VERSION,
+};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use regex::Regex;
@@ -50,25 +53,63 @@ impl Tally<'_> {
     }
 }
 
-/// Analyze one binary: symbols, placement, loops and erratum spots. Functions
-/// sharing an address range (aliases) are disassembled once.
+/// Analyze one binary: symbols, placement, loops and erratum spots, by each
+/// of `models` (at least one; the first one's geometry places functions and
+/// loops). Functions sharing an address range (aliases) are disassembled once.
 pub fn analyze(
     path: &Path,
-    geometry: Geometry,
+    models: &[(&'static Model, Geometry)],
     filter: Option<&Regex>,
     with_text: bool,
 ) -> Result<Analysis> {
-    analyze_counted(path, geometry, filter, with_text, None)
+    analyze_counted(path, models, filter, with_text, None)
+}
+
+/// One model's facts about a function at `address` of `size` bytes.
+fn facts(
+    model: &Model,
+    g: Geometry,
+    address: u64,
+    size: u64,
+    loops: &[disasm::Loop],
+    spots: usize,
+) -> UarchFacts {
+    let p = Placement::of(address, size, g);
+    let straddling_loops = loops
+        .iter()
+        .filter(|l| {
+            l.body_bytes <= disasm::TIGHT_LOOP_BYTES
+                && spans(l.header, l.body_bytes, g.window) > min_spans(l.body_bytes, g.window)
+        })
+        .count();
+    // A size-0 symbol has no known bytes: no entry flags (README, `code`).
+    let entry_near_window_end = size > 0 && near_end(address, g.window);
+    let hazards = if model.jcc_erratum { spots } else { 0 };
+    UarchFacts {
+        uarch: model.uarch,
+        window_offset: p.window_offset,
+        windows: p.windows,
+        extra_windows: p.extra_windows,
+        entry_near_window_end,
+        straddling_loops,
+        jcc_spot_count: spots,
+        hazard_score: 2 * straddling_loops as u64
+            + hazards as u64
+            + u64::from(entry_near_window_end),
+    }
 }
 
 /// [`analyze`], counting the disassembled ranges in `tally`.
 fn analyze_counted(
     path: &Path,
-    geometry: Geometry,
+    models: &[(&'static Model, Geometry)],
     filter: Option<&Regex>,
     with_text: bool,
     tally: Option<&Tally>,
 ) -> Result<Analysis> {
+    anyhow::ensure!(!models.is_empty(), "no microarchitecture model to judge by");
+    let geometry = models[0].1;
+    let tables: Vec<&Model> = models.iter().map(|(m, _)| *m).collect();
     let mapped = crate::elf::Mapped::open(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
     let keep = |name: &str| filter.map_or(true, |re| re.is_match(name));
@@ -103,12 +144,16 @@ fn analyze_counted(
             let s = &image.sections[section];
             let start = address.wrapping_sub(s.address);
             let available = s.data.len() as u64;
+            let empty = || Scan {
+                spots: vec![Vec::new(); tables.len()],
+                ..Scan::default()
+            };
             if size == 0 {
-                return Scan::default();
+                return empty();
             }
             if address < s.address || start >= available {
                 missing.fetch_add(1, Ordering::Relaxed);
-                return Scan::default();
+                return empty();
             }
             let end = start.saturating_add(size).min(available);
             if end - start < size {
@@ -118,6 +163,7 @@ fn analyze_counted(
                 &s.data[start as usize..end as usize],
                 address,
                 geometry,
+                &tables,
                 with_text,
             )
         })
@@ -146,29 +192,33 @@ fn analyze_counted(
                 scans[slot].clone()
             };
             let placement = Placement::of(raw.address, raw.size, geometry);
-            let entry_near_window_end = raw.size > 0 && near_end(raw.address, geometry.window);
-            let mut f = Function {
+            let uarch: Vec<UarchFacts> = models
+                .iter()
+                .zip(&scan.spots)
+                .map(|(&(model, g), spots)| {
+                    facts(model, g, raw.address, raw.size, &scan.loops, spots.len())
+                })
+                .collect();
+            let first_spots = scan.spots.first().map_or(0, Vec::len);
+            Function {
                 name: raw.name,
                 symbol: raw.symbol,
                 section: image.sections[raw.section].name.clone(),
                 placement,
                 entry_near_line_end: raw.size > 0 && near_end(raw.address, geometry.line),
-                entry_near_window_end,
+                entry_near_window_end: uarch[0].entry_near_window_end,
                 loops: scan.loops.clone(),
-                jcc_spot_count: scan.spots.len(),
+                jcc_spot_count: first_spots,
                 jcc_spots: if with_text {
-                    scan.spots.clone()
+                    scan.spots.first().cloned().unwrap_or_default()
                 } else {
                     Vec::new()
                 },
                 invalid_bytes: scan.invalid_bytes,
                 hot_share: None,
-                hazard_score: 0,
-            };
-            f.hazard_score = 2 * f.straddling_loops() as u64
-                + f.jcc_spot_count as u64
-                + u64::from(entry_near_window_end);
-            f
+                hazard_score: uarch.iter().map(|u| u.hazard_score).max().unwrap_or(0),
+                uarch,
+            }
         })
         .collect();
     Ok(Analysis {
@@ -224,7 +274,9 @@ pub fn rank(functions: &mut [Function]) {
 /// Run the whole analysis that `ghostbench code` prints. `progress` hears of
 /// the disassembly (from its threads) and of reading the profile.
 pub fn run(options: &CodeOptions, progress: &(dyn Fn(&Progress) + Sync)) -> Result<CodeReport> {
-    let g = options.geometry;
+    let models = options.models();
+    anyhow::ensure!(!models.is_empty(), "no microarchitecture model to judge by");
+    let g = models[0].1;
     let tally = Tally {
         done: AtomicUsize::new(0),
         total: AtomicUsize::new(0),
@@ -233,7 +285,7 @@ pub fn run(options: &CodeOptions, progress: &(dyn Fn(&Progress) + Sync)) -> Resu
     let analyze_one = |path: &Path| {
         analyze_counted(
             path,
-            g,
+            &models,
             options.functions.as_ref(),
             options.verbose,
             Some(&tally),
@@ -290,16 +342,27 @@ pub fn run(options: &CodeOptions, progress: &(dyn Fn(&Progress) + Sync)) -> Resu
     };
     let mut functions = primary.functions;
     rank(&mut functions);
+    let reports: Vec<UarchReport> = models
+        .iter()
+        .enumerate()
+        .map(|(i, &(model, geometry))| UarchReport {
+            model,
+            geometry,
+            summary: Summary::of(&functions, i, model),
+        })
+        .collect();
     Ok(CodeReport {
         schema: "ghostbench.code",
         schema_version: SCHEMA_VERSION,
+        uarch: options.uarch.clone(),
+        summary: reports[0].summary.clone(),
+        models: reports,
         binary: primary.path,
         kind: primary.kind,
         symbol_source: primary.symbol_source,
         geometry: g,
         function_filter: options.functions.as_ref().map(|r| r.as_str().to_string()),
         warnings,
-        summary: Summary::of(&functions),
         profile,
         functions,
         diff,

@@ -233,6 +233,7 @@ mod tests {
             invalid_bytes: 0,
             hot_share: None,
             hazard_score: 0,
+            uarch: vec![],
         }
     }
 

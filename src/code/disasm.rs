@@ -1,11 +1,13 @@
 //! Disassembly of one function with iced-x86: its loops (backward-branch
-//! targets) and its JCC-erratum spots (branches that cross or end on a 32-byte
-//! boundary). Decoding only; text is formatted for the few spots that are listed.
+//! targets) and its JCC-erratum spots (near branches that cross or end on a
+//! 32-byte boundary), one list per microarchitecture model since the models
+//! fuse different pairs. Decoding only, once for all models; text is
+//! formatted for the few spots that are listed.
 
 use super::placement::{alignment, spans, Geometry};
+use super::uarch::Model;
 use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, Instruction, Mnemonic, OpKind,
-    Register,
+    Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, Instruction, Mnemonic,
 };
 use serde::Serialize;
 
@@ -50,7 +52,8 @@ impl Loop {
 #[serde(rename_all = "kebab-case")]
 pub enum SpotKind {
     Jcc,
-    /// A cmp or test macro-fused with the jcc right after it; the pair counts.
+    /// An instruction macro-fused with the jcc right after it (as the model's
+    /// fusion table says); the pair counts.
     FusedJcc,
     Jmp,
     Call,
@@ -97,40 +100,26 @@ pub struct JccSpot {
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
     pub loops: Vec<Loop>,
-    pub spots: Vec<JccSpot>,
+    /// The erratum spots as each model (in the order given to [`scan`]) sees them.
+    pub spots: Vec<Vec<JccSpot>>,
     /// Bytes that did not decode (data in the text section, or a wrong size).
     pub invalid_bytes: u64,
 }
 
-/// Whether a cmp/test can macro-fuse with the jcc after it (Intel optimization
-/// manual, Sandy Bridge and later): not with both a memory and an immediate
-/// operand, and not with a RIP-relative memory operand.
-fn fusible(first: &Instruction) -> bool {
-    if !matches!(first.mnemonic(), Mnemonic::Cmp | Mnemonic::Test) {
-        return false;
-    }
-    let mut memory = false;
-    let mut immediate = false;
-    for kind in first.op_kinds() {
-        match kind {
-            OpKind::Memory => memory = true,
-            OpKind::Immediate8
-            | OpKind::Immediate16
-            | OpKind::Immediate32
-            | OpKind::Immediate8to16
-            | OpKind::Immediate8to32
-            | OpKind::Immediate8to64
-            | OpKind::Immediate32to64 => immediate = true,
-            _ => {}
-        }
-    }
-    let rip_relative = memory && matches!(first.memory_base(), Register::RIP | Register::EIP);
-    !(rip_relative || (memory && immediate))
-}
-
+/// The near branches the erratum concerns. Far transfers (`ljmp`, `lcall`,
+/// `lret`, `iret`) are never spots: they are microcoded, delivered from the
+/// microcode sequencer rather than the uop cache, so the erratum's fix (not
+/// caching the line) changes nothing for them (README, `code`: "Microarchitecture models").
 fn spot_kind(instruction: &Instruction) -> Option<SpotKind> {
     if instruction.is_jcc_short_or_near() {
         return Some(SpotKind::Jcc);
+    }
+    if instruction.is_jmp_far()
+        || instruction.is_jmp_far_indirect()
+        || instruction.is_call_far()
+        || instruction.is_call_far_indirect()
+    {
+        return None;
     }
     match instruction.flow_control() {
         FlowControl::UnconditionalBranch | FlowControl::IndirectBranch
@@ -160,16 +149,20 @@ pub fn boundary(start: u64, end: u64) -> Option<Boundary> {
     }
 }
 
-/// Disassemble `bytes`, which start at `address`, and find loops and erratum
-/// spots. With `with_text`, spots carry their disassembly.
-pub fn scan(bytes: &[u8], address: u64, g: Geometry, with_text: bool) -> Scan {
+/// Disassemble `bytes`, which start at `address`, and find loops (measured
+/// with `g`) and erratum spots (one list per model, fused by its table). With
+/// `with_text`, spots carry their disassembly.
+pub fn scan(bytes: &[u8], address: u64, g: Geometry, models: &[&Model], with_text: bool) -> Scan {
     let mut decoder = Decoder::with_ip(64, bytes, address, DecoderOptions::NONE);
     let end = address + bytes.len() as u64;
     let mut instruction = Instruction::default();
     let mut previous = Instruction::default();
     let mut has_previous = false;
     let mut back_edges: Vec<(u64, u64)> = Vec::new();
-    let mut out = Scan::default();
+    let mut out = Scan {
+        spots: vec![Vec::new(); models.len()],
+        ..Scan::default()
+    };
     let mut formatter = with_text.then(GasFormatter::new);
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
@@ -192,32 +185,32 @@ pub fn scan(bytes: &[u8], address: u64, g: Geometry, with_text: bool) -> Scan {
             }
         }
         if let Some(kind) = spot_kind(&instruction) {
-            let fused = kind == SpotKind::Jcc
-                && has_previous
-                && previous.next_ip() == ip
-                && fusible(&previous);
-            let (start, kind) = if fused {
-                (previous.ip(), SpotKind::FusedJcc)
-            } else {
-                (ip, kind)
-            };
-            if let Some(boundary) = boundary(start, next) {
-                let text = formatter.as_mut().map(|f| {
-                    let mut text = String::new();
-                    if fused {
-                        f.format(&previous, &mut text);
-                        text.push_str("; ");
-                    }
-                    f.format(&instruction, &mut text);
-                    text
-                });
-                out.spots.push(JccSpot {
-                    address: start,
-                    length: next - start,
-                    kind,
-                    boundary,
-                    text,
-                });
+            let adjacent = kind == SpotKind::Jcc && has_previous && previous.next_ip() == ip;
+            for (model, spots) in models.iter().zip(&mut out.spots) {
+                let fused = adjacent && model.fuses(&previous, &instruction);
+                let (start, kind) = if fused {
+                    (previous.ip(), SpotKind::FusedJcc)
+                } else {
+                    (ip, kind)
+                };
+                if let Some(boundary) = boundary(start, next) {
+                    let text = formatter.as_mut().map(|f| {
+                        let mut text = String::new();
+                        if fused {
+                            f.format(&previous, &mut text);
+                            text.push_str("; ");
+                        }
+                        f.format(&instruction, &mut text);
+                        text
+                    });
+                    spots.push(JccSpot {
+                        address: start,
+                        length: next - start,
+                        kind,
+                        boundary,
+                        text,
+                    });
+                }
             }
         }
         previous = instruction;
@@ -271,14 +264,17 @@ mod tests {
             0xb9, 0x64, 0, 0, 0, 0xff, 0xc9, 0x39, 0xc1, 0x75, 0xfa, 0xc3,
         ];
         let base = 0x1000 + 0x38;
-        let scan = scan(&code, base, Geometry::default(), true);
+        let models = [&crate::code::uarch::GENERIC, &crate::code::uarch::ZEN];
+        let scan = scan(&code, base, Geometry::default(), &models, true);
         assert_eq!(scan.loops.len(), 1);
         let l = &scan.loops[0];
         assert_eq!(l.header, base + 5);
         assert_eq!(l.body_bytes, 6);
         assert_eq!((l.line_offset, l.window_offset, l.windows), (0x3d, 0x1d, 2));
-        assert_eq!(scan.spots.len(), 1);
-        let s = &scan.spots[0];
+        assert_eq!(scan.spots.len(), 2);
+        assert_eq!(scan.spots[0], scan.spots[1]);
+        assert_eq!(scan.spots[0].len(), 1);
+        let s = &scan.spots[0][0];
         assert_eq!(
             (s.address, s.length, s.kind),
             (base + 7, 4, SpotKind::FusedJcc)

@@ -64,6 +64,7 @@ pub fn read<'a>(data: &'a [u8], keep: &dyn Fn(&str) -> bool) -> Result<ElfImage<
             if header.is_64 { "" } else { ", 32-bit" }
         );
     }
+    crate::elf::check_sections(data)?;
     let file =
         object::File::parse(data).map_err(|e| anyhow::anyhow!("not a valid ELF file: {e}"))?;
     let kind = match file.kind() {

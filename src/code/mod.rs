@@ -1,10 +1,12 @@
 //! Code placement (`ghostbench code`, docs/architecture.md §6): where every function and loop
 //! of an x86-64 ELF binary lands relative to cache lines and DSB windows, which
 //! branches hit the JCC erratum, which functions a profile says are hot, and
-//! what moved between two builds. This file holds the options, the progress
-//! and the report; the entry point is `run` (in `analysis`).
+//! what moved between two builds, judged by one or more microarchitecture
+//! models (`uarch`). This file holds the options, the progress and the report;
+//! the entry point is `run` (in `analysis`).
 //!
-//! The modules, lowest first: `placement` (the arithmetic), `demangle`, `elf`
+//! The modules, lowest first: `placement` (the arithmetic), `uarch` (the
+//! models and CPU detection), `demangle`, `elf`
 //! (reading and checking the file, symbols), `disasm` (loops and erratum spots),
 //! `profile` (callgrind, cachegrind, perf script), `function` (an analyzed
 //! binary and its functions), `diff` (placement changes, also used by
@@ -19,9 +21,10 @@ pub mod function;
 pub mod placement;
 pub mod profile;
 pub mod render;
+pub mod uarch;
 
 pub use analysis::{analyze, apply_profile, rank, run};
-pub use function::{Analysis, Function};
+pub use function::{Analysis, Function, UarchFacts};
 
 use elf::SymbolSource;
 use placement::Geometry;
@@ -29,9 +32,11 @@ use profile::Profile;
 use regex::Regex;
 use serde::Serialize;
 use std::path::PathBuf;
+use uarch::{Choice, Model, Uarch};
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: the `uarch` models (and per-function `uarch` facts).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything `ghostbench code` needs to know, one field per CLI option.
 #[derive(Debug, Clone)]
@@ -43,7 +48,13 @@ pub struct CodeOptions {
     pub hot: Option<PathBuf>,
     /// A second build to compare placements with.
     pub diff: Option<PathBuf>,
-    pub geometry: Geometry,
+    /// Cache-line size in bytes.
+    pub line: u64,
+    /// A window size that overrides every model's (`--window`).
+    pub window: Option<u64>,
+    /// The models to judge by (one column each; the first one drives the
+    /// table's placement columns and the diff), and why.
+    pub uarch: Choice,
     /// List erratum spots and loops, with their disassembly.
     pub verbose: bool,
     /// Rows in the terminal tables (0 = all). The JSON always has everything.
@@ -53,19 +64,46 @@ pub struct CodeOptions {
 }
 
 impl Default for CodeOptions {
-    /// The CLI's defaults: every function, 64-byte lines, 32-byte windows, 40 rows.
+    /// Every function, 64-byte lines, the `generic` model (32-byte windows),
+    /// 40 rows. The CLI detects the model instead.
     fn default() -> Self {
         CodeOptions {
             binary: PathBuf::new(),
             functions: None,
             hot: None,
             diff: None,
-            geometry: Geometry::default(),
+            line: 64,
+            window: None,
+            uarch: Choice::default(),
             verbose: false,
             limit: 40,
             command_line: Vec::new(),
         }
     }
+}
+
+impl CodeOptions {
+    /// Each model with the geometry it is judged by, in column order.
+    pub fn models(&self) -> Vec<(&'static Model, Geometry)> {
+        judged(&self.uarch.models, self.line, self.window)
+    }
+}
+
+/// Each model with its geometry: `line`, and `window` if given, else the model's.
+pub fn judged(models: &[Uarch], line: u64, window: Option<u64>) -> Vec<(&'static Model, Geometry)> {
+    models
+        .iter()
+        .map(|u| {
+            let m = u.model();
+            (
+                m,
+                Geometry {
+                    line,
+                    window: window.unwrap_or(m.window),
+                },
+            )
+        })
+        .collect()
 }
 
 /// What `run` tells the caller as it goes. Functions are disassembled on
@@ -87,33 +125,55 @@ pub enum Phase {
     Profile,
 }
 
-/// Totals over the analyzed functions.
+/// Totals over the analyzed functions, by one model.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub functions: usize,
     pub loops: usize,
     /// Tight loops (body <= 128 B) touching more DSB windows than their size needs.
     pub straddling_loops: usize,
+    /// Branches (fused pairs by the model's table) crossing or ending on a
+    /// 32-byte boundary: JCC-erratum spots on Skylake-family cores.
     pub jcc_spots: usize,
     pub functions_with_jcc_spots: usize,
+    /// The spots that are hazards on this model: all of them where the JCC
+    /// erratum applies, none elsewhere.
+    pub jcc_hazards: usize,
     pub entries_near_window_end: usize,
 }
 
 impl Summary {
-    pub fn of(functions: &[Function]) -> Summary {
+    /// The totals by the `index`-th model of the functions' `uarch` facts.
+    pub fn of(functions: &[Function], index: usize, model: &Model) -> Summary {
         let mut s = Summary {
             functions: functions.len(),
             ..Summary::default()
         };
         for f in functions {
             s.loops += f.loops.len();
-            s.straddling_loops += f.straddling_loops();
-            s.jcc_spots += f.jcc_spot_count;
-            s.functions_with_jcc_spots += usize::from(f.jcc_spot_count > 0);
-            s.entries_near_window_end += usize::from(f.entry_near_window_end);
+            let Some(u) = f.uarch.get(index) else {
+                continue;
+            };
+            s.straddling_loops += u.straddling_loops;
+            s.jcc_spots += u.jcc_spot_count;
+            s.functions_with_jcc_spots += usize::from(u.jcc_spot_count > 0);
+            s.entries_near_window_end += usize::from(u.entry_near_window_end);
+        }
+        if model.jcc_erratum {
+            s.jcc_hazards = s.jcc_spots;
         }
         s
     }
+}
+
+/// One model of a report: its table's facts, the geometry used, its totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct UarchReport {
+    #[serde(flatten)]
+    pub model: &'static Model,
+    /// Line and window used (the window is the model's unless `--window` set it).
+    pub geometry: Geometry,
+    pub summary: Summary,
 }
 
 /// The profile as reported: where it came from and how much of it matched.
@@ -130,12 +190,18 @@ pub struct ProfileInfo {
 pub struct CodeReport {
     pub schema: &'static str,
     pub schema_version: u32,
+    /// The models and why they were chosen (the report's first line).
+    pub uarch: Choice,
+    /// One entry per model, in column order.
+    pub models: Vec<UarchReport>,
     pub binary: String,
     pub kind: String,
     pub symbol_source: SymbolSource,
+    /// The first model's geometry.
     pub geometry: Geometry,
     pub function_filter: Option<String>,
     pub warnings: Vec<String>,
+    /// The first model's totals.
     pub summary: Summary,
     pub profile: Option<ProfileInfo>,
     /// Ranked: hottest first with a profile, else worst hazards first.

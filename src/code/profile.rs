@@ -34,10 +34,16 @@ pub fn read(path: &Path) -> Result<Profile> {
     let text = String::from_utf8_lossy(&bytes);
     let display = path.display().to_string();
     let profile = if looks_like_callgrind(&text) {
-        parse_callgrind(&text, display)
+        parse_callgrind(&text, display)?
     } else {
         parse_perf_script(&text, display)
     };
+    if !profile.total.is_finite() {
+        bail!(
+            "{}: its costs add up past the largest number",
+            path.display()
+        );
+    }
     if profile.total <= 0.0 || profile.entries.is_empty() {
         bail!(
             "{}: no costs or samples found (expected a callgrind/cachegrind output file or `perf script` text)",
@@ -105,8 +111,10 @@ impl Names {
 
 /// Self cost per function from callgrind or cachegrind output: cost lines add
 /// to the current `fn=`, except the line after `calls=`, which is the inclusive
-/// cost of a call and belongs to the callee.
-pub fn parse_callgrind(text: &str, path: String) -> Profile {
+/// cost of a call and belongs to the callee. A cost that is not a finite,
+/// non-negative number is an error naming its line: summed in, NaN, inf or a
+/// negative cost made "NaN total Ir" and shares over 100%.
+pub fn parse_callgrind(text: &str, path: String) -> Result<Profile> {
     let mut positions = 1usize;
     let mut event = String::from("Ir");
     let mut objects = Names::default();
@@ -116,7 +124,7 @@ pub fn parse_callgrind(text: &str, path: String) -> Profile {
     let mut skip_next_cost = false;
     let mut entries: HashMap<(String, String), f64> = HashMap::new();
     let mut total = 0.0;
-    for line in text.lines() {
+    for (index, line) in text.lines().enumerate() {
         let line = line.trim_end();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -124,10 +132,16 @@ pub fn parse_callgrind(text: &str, path: String) -> Profile {
         let first = line.as_bytes()[0];
         if first.is_ascii_digit() || first == b'+' || first == b'-' || first == b'*' {
             let mut fields = line.split_ascii_whitespace().skip(positions);
-            let cost = fields
-                .next()
-                .and_then(|c| c.parse::<f64>().ok())
-                .unwrap_or(0.0);
+            let cost = match fields.next() {
+                None => 0.0,
+                Some(text) => match text.parse::<f64>() {
+                    Ok(cost) if cost.is_finite() && cost >= 0.0 => cost,
+                    _ => bail!(
+                        "{path}:{}: cost {text:?} is not a finite non-negative number",
+                        index + 1
+                    ),
+                },
+            };
             if skip_next_cost {
                 skip_next_cost = false;
                 continue;
@@ -160,13 +174,13 @@ pub fn parse_callgrind(text: &str, path: String) -> Profile {
             _ => {}
         }
     }
-    Profile {
+    Ok(Profile {
         path,
         format: ProfileFormat::Callgrind,
         event,
         total,
         entries,
-    }
+    })
 }
 
 /// One sample per block of `perf script` output: the leaf frame is either at
@@ -274,7 +288,7 @@ fn=(2)\n3 8000\n+1 1000\n\nob=(2) /usr/lib/libc.so.6\nfl=(2) ???\nfn=(3) memset'
 
     #[test]
     fn callgrind_self_cost_excludes_call_lines() {
-        let p = parse_callgrind(CALLGRIND, "x".into());
+        let p = parse_callgrind(CALLGRIND, "x".into()).unwrap();
         assert_eq!(p.event, "Ir");
         assert_eq!(p.total, 9064.0);
         let costs = p.costs_for(Path::new("/elsewhere/fixture"));
@@ -283,6 +297,29 @@ fn=(2)\n3 8000\n+1 1000\n\nob=(2) /usr/lib/libc.so.6\nfl=(2) ???\nfn=(3) memset'
         assert!(!costs.contains_key("memset"));
         let all = p.costs_for(Path::new("other"));
         assert_eq!(all["memset"], 50.0);
+    }
+
+    #[test]
+    fn non_finite_or_negative_costs_are_refused_with_their_line() {
+        for (bad, line) in [("nan", 8), ("inf", 8), ("-100", 8), ("1e999", 8), ("x1", 8)] {
+            let text = CALLGRIND.replacen("5 10", &format!("5 {bad}"), 1);
+            let error = parse_callgrind(&text, "p.out".into())
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                error,
+                format!("p.out:{line}: cost {bad:?} is not a finite non-negative number")
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let huge = dir.path().join("huge.out");
+        let text = "events: Ir\nfn=a\n1 1e308\n2 1e308\n";
+        std::fs::write(&huge, text).unwrap();
+        let error = read(&huge).unwrap_err().to_string();
+        assert!(
+            error.ends_with("its costs add up past the largest number"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -1,10 +1,13 @@
-//! The terminal report of `code`: a summary line, the ranked function table
-//! (hot first with a profile, worst hazards first otherwise), the loops of the
-//! listed functions, the erratum spots with `--verbose`, and the diff.
+//! The terminal report of `code`: the model line (which microarchitecture
+//! model(s) and why), a summary line per model, the ranked function table
+//! (hot first with a profile, worst hazards first otherwise; a column group
+//! per model), the loops of the listed functions, the erratum spots with
+//! `--verbose`, and the diff.
 
 use crate::code::diff::Diff;
 use crate::code::elf::SymbolSource;
-use crate::code::{CodeReport, Function};
+use crate::code::uarch::{Choice, Cpu, Why};
+use crate::code::{CodeReport, Function, UarchReport};
 use crate::report::style::paint;
 use crate::report::table::Table;
 use crate::report::units::significant;
@@ -38,12 +41,95 @@ fn taken(count: usize, limit: usize) -> usize {
     }
 }
 
+fn cpu(cpu: &Cpu) -> String {
+    format!(
+        "{} family {} ({:#x}), model {} ({:#x}), from {}",
+        cpu.vendor, cpu.family, cpu.family, cpu.model, cpu.model, cpu.source
+    )
+}
+
+/// What a model says about the two hazards that differ between models.
+fn traits(m: &UarchReport) -> String {
+    format!(
+        "{}: {}, {}-byte windows",
+        m.model.name,
+        if m.model.jcc_erratum {
+            "JCC erratum applies"
+        } else {
+            "no JCC erratum"
+        },
+        m.geometry.window
+    )
+}
+
+/// Why the model(s) of `choice` were chosen, in words.
+pub fn why_words(choice: &Choice) -> String {
+    match &choice.why {
+        Why::Requested if choice.models.len() > 1 => {
+            "named with --uarch; one column per model".to_string()
+        }
+        Why::Requested => "named with --uarch".to_string(),
+        Why::Default => "the default when no model is chosen".to_string(),
+        Why::Detected(c) => format!("detected: this machine's CPU is {}", cpu(c)),
+        Why::Unknown { cpu: Some(c) } => format!(
+            "this machine's CPU, {}, is not in the models' tables",
+            cpu(c)
+        ),
+        Why::Unknown { cpu: None } => "this machine's CPU could not be identified".to_string(),
+    }
+}
+
+/// The report's first line: the model(s) used and why.
+pub fn uarch_line(report: &CodeReport) -> String {
+    let names: Vec<&str> = report.models.iter().map(|m| m.model.name).collect();
+    let why = why_words(&report.uarch);
+    let traits: Vec<String> = report.models.iter().map(traits).collect();
+    format!(
+        "uarch: {} ({why}) — {}",
+        names.join(", "),
+        traits.join("; ")
+    )
+}
+
+/// One model's totals, in words.
+fn summary_line(m: &UarchReport, prefix: bool) -> String {
+    let s = &m.summary;
+    let name = if prefix {
+        format!("{}: ", m.model.name)
+    } else {
+        String::new()
+    };
+    let spots = if m.model.jcc_erratum {
+        format!(
+            "{} JCC-erratum spots in {} functions",
+            s.jcc_spots, s.functions_with_jcc_spots
+        )
+    } else {
+        format!(
+            "no JCC-erratum hazard (the erratum is Skylake-family only; if built for Skylake-family: {} spots in {} functions, not ranked)",
+            s.jcc_spots, s.functions_with_jcc_spots
+        )
+    };
+    format!(
+        "{name}{} loops ({} tight loops straddle a {}-byte window needlessly); {spots}; {} entries in the last 16 bytes of a window",
+        s.loops, s.straddling_loops, m.geometry.window, s.entries_near_window_end
+    )
+}
+
 pub fn render(report: &CodeReport, verbose: bool, limit: usize, color: bool) -> String {
     let mut out = String::new();
     let g = report.geometry;
+    let _ = writeln!(out, "{}", uarch_line(report));
+    let windows: Vec<String> = report
+        .models
+        .iter()
+        .map(|m| format!("{} B", m.geometry.window))
+        .collect();
+    let mut windows = windows;
+    windows.dedup();
     let _ = writeln!(
         out,
-        "ghostbench code: {} ({}, {} functions from {}; line {} B, window {} B)",
+        "ghostbench code: {} ({}, {} functions from {}; line {} B, window {})",
         report.binary,
         report.kind,
         report.summary.functions,
@@ -52,7 +138,7 @@ pub fn render(report: &CodeReport, verbose: bool, limit: usize, color: bool) -> 
             SymbolSource::Dynsym => ".dynsym",
         },
         g.line,
-        g.window
+        windows.join(" / ")
     );
     if let Some(p) = &report.profile {
         let _ = writeln!(
@@ -68,15 +154,19 @@ pub fn render(report: &CodeReport, verbose: bool, limit: usize, color: bool) -> 
             percent(Some(p.matched_share))
         );
     }
-    let s = &report.summary;
-    let _ = writeln!(
-        out,
-        "{} loops ({} tight loops straddle a window needlessly); {} JCC-erratum spots in {} functions; {} entries in the last 16 bytes of a window",
-        s.loops, s.straddling_loops, s.jcc_spots, s.functions_with_jcc_spots, s.entries_near_window_end
-    );
+    let several = report.models.len() > 1;
+    for m in &report.models {
+        let _ = writeln!(out, "{}", summary_line(m, several));
+    }
     if let Some(diff) = &report.diff {
         let _ = writeln!(out);
-        out.push_str(&render_diff(diff, report.profile.is_some(), limit, color));
+        out.push_str(&render_diff(
+            diff,
+            report.profile.is_some(),
+            limit,
+            color,
+            g,
+        ));
         return out;
     }
     let _ = writeln!(out);
@@ -88,7 +178,7 @@ pub fn render(report: &CodeReport, verbose: bool, limit: usize, color: bool) -> 
         out.push_str(&loops);
     }
     if verbose {
-        let spots = spot_list(shown);
+        let spots = spot_list(shown, &report.models[0]);
         if !spots.is_empty() {
             let _ = writeln!(out);
             out.push_str(&spots);
@@ -97,28 +187,54 @@ pub fn render(report: &CodeReport, verbose: bool, limit: usize, color: bool) -> 
     out
 }
 
+/// The Markdown report: the model line as a paragraph (the document's first
+/// line), then the terminal report without it as a code block.
+pub fn markdown(report: &CodeReport, verbose: bool, limit: usize) -> String {
+    let text = render(report, verbose, limit, false);
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    format!("{first}\n\n```\n{rest}```\n")
+}
+
 fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {
     let g = report.geometry;
     let hot = report.profile.is_some();
-    let mut header = vec![];
+    let several = report.models.len() > 1;
+    let mut header: Vec<String> = vec![];
     if hot {
-        header.push("hot");
+        header.push("hot".into());
     }
-    let off_line = format!("off{}", g.line);
-    let off_window = format!("off{}", g.window);
-    header.extend([
-        "function",
-        "address",
-        "size",
-        off_line.as_str(),
-        off_window.as_str(),
-        "lines",
-        "windows",
-        "loops",
-        "jcc",
-        "flags",
-    ]);
-    let mut table = Table::new(&header);
+    header.extend(
+        [
+            "function",
+            "address",
+            "size",
+            &format!("off{}", g.line),
+            "lines",
+            "loops",
+        ]
+        .map(String::from),
+    );
+    // One column group per model; named after the model when there are several.
+    let label = |m: &UarchReport, column: &str| {
+        if several {
+            format!("{} {column}", m.model.name)
+        } else {
+            column.to_string()
+        }
+    };
+    for m in &report.models {
+        header.push(label(m, &format!("off{}", m.geometry.window)));
+        header.push(label(m, "windows"));
+        if several {
+            header.push(label(m, "straddle"));
+        }
+        if m.model.jcc_erratum {
+            header.push(label(m, "jcc"));
+        }
+    }
+    header.push("flags".into());
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header_refs);
     let shown = taken(report.functions.len(), limit);
     for f in &report.functions[..shown] {
         let mut row = vec![];
@@ -126,25 +242,29 @@ fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {
             row.push(percent(f.hot_share));
         }
         let mut flags = vec![];
-        if f.entry_near_window_end {
-            flags.push("entry-near-window-end");
+        for (m, u) in report.models.iter().zip(&f.uarch) {
+            if u.entry_near_window_end {
+                flags.push(if several {
+                    format!("entry-near-window-end({})", m.model.name)
+                } else {
+                    "entry-near-window-end".to_string()
+                });
+            }
         }
         if f.placement.size <= report.geometry.line && f.placement.extra_lines > 0 {
-            flags.push("crosses-line");
+            flags.push("crosses-line".into());
         }
         if f.invalid_bytes > 0 {
-            flags.push("undecodable-bytes");
+            flags.push("undecodable-bytes".into());
         }
-        let straddling = f.straddling_loops();
+        let straddling = f.uarch.first().map_or(0, |u| u.straddling_loops);
         row.extend([
             short(&f.name, 48),
             hex(f.placement.address),
             f.placement.size.to_string(),
             f.placement.line_offset.to_string(),
-            f.placement.window_offset.to_string(),
             f.placement.lines.to_string(),
-            f.placement.windows.to_string(),
-            if straddling > 0 {
+            if straddling > 0 && !several {
                 paint(
                     &format!("{} ({straddling} straddle)", f.loops.len()),
                     "33",
@@ -153,13 +273,26 @@ fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {
             } else {
                 f.loops.len().to_string()
             },
-            if f.jcc_spot_count > 0 {
-                paint(&f.jcc_spot_count.to_string(), "33", color)
-            } else {
-                "0".to_string()
-            },
-            flags.join(","),
         ]);
+        for (m, u) in report.models.iter().zip(&f.uarch) {
+            row.push(u.window_offset.to_string());
+            row.push(u.windows.to_string());
+            if several {
+                row.push(if u.straddling_loops > 0 {
+                    paint(&u.straddling_loops.to_string(), "33", color)
+                } else {
+                    "0".to_string()
+                });
+            }
+            if m.model.jcc_erratum {
+                row.push(if u.jcc_spot_count > 0 {
+                    paint(&u.jcc_spot_count.to_string(), "33", color)
+                } else {
+                    "0".to_string()
+                });
+            }
+        }
+        row.push(flags.join(","));
         table.row(row);
     }
     let mut out = table.render();
@@ -220,7 +353,9 @@ fn loop_table(functions: &[Function], limit: usize, g: crate::code::placement::G
     out
 }
 
-fn spot_list(functions: &[Function]) -> String {
+/// The first model's spots: hazards where it has the erratum, otherwise the
+/// branches that would be spots if built for Skylake-family.
+fn spot_list(functions: &[Function], model: &UarchReport) -> String {
     let mut table = Table::new(&[
         "address",
         "function",
@@ -249,12 +384,28 @@ fn spot_list(functions: &[Function]) -> String {
     if !any {
         return String::new();
     }
-    let mut out = String::from("JCC-erratum spots (32-byte boundary)\n");
+    let mut out = if model.model.jcc_erratum {
+        format!(
+            "JCC-erratum spots ({}, 32-byte boundary)\n",
+            model.model.name
+        )
+    } else {
+        format!(
+            "32-byte-boundary branches: not hazards on {} (no JCC erratum), spots if built for Skylake-family\n",
+            model.model.name
+        )
+    };
     out.push_str(&table.render());
     out
 }
 
-fn render_diff(diff: &Diff, hot: bool, limit: usize, color: bool) -> String {
+fn render_diff(
+    diff: &Diff,
+    hot: bool,
+    limit: usize,
+    color: bool,
+    g: crate::code::placement::Geometry,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -273,12 +424,14 @@ fn render_diff(diff: &Diff, hot: bool, limit: usize, color: bool) -> String {
     if hot {
         header.push("hot");
     }
+    let off_line = format!("off{}", g.line);
+    let off_window = format!("off{}", g.window);
     header.extend([
         "function",
         "old address",
         "new address",
-        "off64",
-        "off32",
+        off_line.as_str(),
+        off_window.as_str(),
         "lines",
         "windows",
         "loops",

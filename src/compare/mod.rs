@@ -14,6 +14,7 @@ pub mod causes;
 pub mod experiment;
 pub mod overhead;
 pub mod render;
+pub mod single;
 
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;

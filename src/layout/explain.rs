@@ -25,8 +25,7 @@ use super::explanation::{
 };
 use super::LayoutOptions;
 use crate::code::diff::{diff_by_name, PlacementChange};
-use crate::code::placement::Geometry;
-use crate::code::{analyze, apply_profile, Analysis};
+use crate::code::{analyze, apply_profile, judged, Analysis};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,10 +47,20 @@ pub fn default_binaries(work_dir: &Path, options: &LayoutOptions) -> Vec<PathBuf
 /// Compare every build's default layout with the baseline's. `built[b]` says
 /// whether build b's seed 0 built.
 pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: usize) -> Explain {
-    let g = Geometry::default();
+    // One model: the first one named (placement is compared, not tabulated).
+    let first = options
+        .uarch
+        .models
+        .first()
+        .copied()
+        .unwrap_or(crate::code::uarch::Uarch::Generic);
+    let models = judged(&[first], 64, None);
+    let g = models[0].1;
     let binaries = default_binaries(work_dir, options);
     let mut notes = Vec::new();
     let mut result = Explain {
+        uarch: options.uarch.clone(),
+        window: g.window,
         baseline_binary: binaries[0].display().to_string(),
         ranking: Ranking::Placement,
         profile: None,
@@ -63,7 +72,7 @@ pub fn explain(options: &LayoutOptions, work_dir: &Path, built: &[bool], top: us
         if !built.get(b).copied().unwrap_or(false) {
             bail!("its default layout (seed 0) did not build");
         }
-        analyze(&binaries[b], g, None, false)
+        analyze(&binaries[b], &models, None, false)
             .with_context(|| format!("cannot analyze {}", binaries[b].display()))
     };
     let mut baseline = match analyze(0) {
@@ -265,7 +274,7 @@ fn circular(a: u64, b: u64, line: u64) -> u64 {
 }
 
 fn moved_function(c: &PlacementChange) -> MovedFunction {
-    let line = Geometry::default().line;
+    let line = crate::code::placement::Geometry::default().line;
     let loops_moved = c
         .loops
         .iter()
@@ -334,7 +343,7 @@ mod tests {
     }
 
     fn analysis(functions: &[(&str, u64, Option<f64>)]) -> Analysis {
-        let g = Geometry::default();
+        let g = crate::code::placement::Geometry::default();
         Analysis {
             path: "x".into(),
             kind: "executable".into(),
@@ -359,6 +368,7 @@ mod tests {
                     invalid_bytes: 0,
                     hot_share,
                     hazard_score: 0,
+                    uarch: vec![],
                 })
                 .collect(),
             warnings: vec![],

@@ -118,6 +118,10 @@ pub struct ExplainBuild {
 /// The `explain` section of the layout report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Explain {
+    /// The model placement is judged by, and why (`--uarch`, or detected).
+    pub uarch: crate::code::uarch::Choice,
+    /// That model's window size in bytes.
+    pub window: u64,
     pub baseline_binary: String,
     pub ranking: Ranking,
     pub profile: Option<ExplainProfile>,

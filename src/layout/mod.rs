@@ -95,6 +95,9 @@ pub struct LayoutOptions {
     /// `--explain`: list up to this many moved functions per build (default
     /// layouts against the baseline's); `None` = no explanation.
     pub explain: Option<usize>,
+    /// The microarchitecture model `--explain` judges placement by (its
+    /// window size; the first model when several are named).
+    pub uarch: crate::code::uarch::Choice,
 }
 
 impl Default for LayoutOptions {
@@ -125,6 +128,7 @@ impl Default for LayoutOptions {
             seed: 1,
             command_line: Vec::new(),
             explain: None,
+            uarch: crate::code::uarch::Choice::default(),
         }
     }
 }

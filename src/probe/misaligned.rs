@@ -229,12 +229,16 @@ mod tests {
     }
 
     #[test]
-    fn asm_runs_on_zeroed_memory() {
+    fn store_loop_writes_the_eight_bytes_across_the_page_and_no_others() {
         let pages = Pages::new().unwrap();
-        // SAFETY: inside the two zeroed pages.
-        unsafe {
+        // SAFETY: every access is inside the two pages `Pages` owns.
+        let bytes = unsafe {
+            std::ptr::write_bytes(pages.ptr, 0xff, 2 * PAGE);
             store_loop(pages.ptr.add(PAGE - 3), 10);
+            // The chain reads the zeros just stored, so it stays put and ends.
             load_chain(pages.ptr.add(PAGE - 3), 10);
-        }
+            std::slice::from_raw_parts(pages.ptr.add(PAGE - 4), 10).to_vec()
+        };
+        assert_eq!(bytes, [0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff]);
     }
 }

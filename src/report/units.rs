@@ -107,6 +107,45 @@ pub fn imported(imported: &crate::run::Imported) -> String {
     format!("{} ({})", imported.files.join(", "), imported.format)
 }
 
+/// A Unix time as "2026-11-24 06:15 UTC". The civil date from the day count
+/// is Howard Hinnant's `civil_from_days` (chrono-compatible algorithms,
+/// public domain); written out here because the crate needs no other date
+/// arithmetic.
+pub fn utc(unix: i64) -> String {
+    let (y, m, d) = civil_from_days(unix.div_euclid(86_400));
+    let secs = unix.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// (year, month, day) of the day `z` days after 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// The day count of (year, month, day): the inverse of [`civil_from_days`].
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +168,15 @@ mod tests {
         assert_eq!(p_value(0.03123), "= 0.03123");
         assert_eq!(ratio_change(1.052), "+5.2%");
         assert_eq!(ratio_change(0.9), "-10.0%");
+    }
+
+    #[test]
+    fn unix_times_read_as_utc_dates() {
+        // `date -u -d @1700000000` = Tue Nov 14 22:13:20 UTC 2023
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        // 2000-02-29 (a leap day) is day 11016.
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
     }
 }

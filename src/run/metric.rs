@@ -7,6 +7,11 @@
 
 use super::regex_metric::{RegexMetric, SeveralMatches};
 use super::spawn::Outcome;
+
+/// Bytes of output kept for metrics that read it: the head of stdout, and the
+/// tail of stderr when a `regex:` metric may read it. Past it a metric that
+/// found nothing says the output was cut.
+pub const METRIC_OUTPUT_BYTES: usize = 256 << 20;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
@@ -121,7 +126,12 @@ impl MetricSpec {
             MetricSpec::Sys => one("sys", outcome.sys.as_secs_f64(), Unit::Seconds),
             MetricSpec::Rss => one("rss", outcome.max_rss_kib as f64, Unit::Kibibytes),
             MetricSpec::Regex(regex) => {
-                let found = regex.extract(&outcome.stdout, &outcome.stderr_tail)?;
+                let found = regex
+                    .extract(&outcome.stdout, &outcome.stderr_tail)
+                    .map_err(|e| match cut_note(outcome) {
+                        Some(note) => anyhow::anyhow!("{e:#} ({note})"),
+                        None => e,
+                    })?;
                 Ok(Extraction {
                     values: found
                         .values
@@ -206,6 +216,26 @@ fn extract_gbench(json: &serde_json::Value) -> Result<Vec<MetricValue>> {
         bail!("Google Benchmark JSON holds no benchmark with a real_time");
     }
     Ok(values)
+}
+
+/// Why a metric that found nothing may have missed its line: the run wrote
+/// more than the [`METRIC_OUTPUT_BYTES`] ghostbench reads (the head of
+/// stdout, the tail of stderr), or None when all of it was read.
+fn cut_note(outcome: &Outcome) -> Option<String> {
+    let limit = METRIC_OUTPUT_BYTES;
+    let mut cut = Vec::new();
+    if outcome.stdout_truncated {
+        cut.push(format!("only the first {} MiB of stdout", limit >> 20));
+    }
+    if outcome.stderr_tail.len() >= limit {
+        cut.push(format!("only the last {} MiB of stderr", limit >> 20));
+    }
+    (!cut.is_empty()).then(|| {
+        format!(
+            "output cut: the run wrote more than ghostbench reads, so {} were searched",
+            cut.join(" and ")
+        )
+    })
 }
 
 #[cfg(test)]

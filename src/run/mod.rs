@@ -36,9 +36,7 @@ use std::time::Duration;
 pub const JITTER_VARIABLE: &str = "GHOSTBENCH_ENV_PAD";
 /// Jitter lengths are drawn from 0..JITTER_MAX_BYTES.
 pub const JITTER_MAX_BYTES: usize = 4096;
-/// Bytes of output kept for metrics that read it: the head of stdout, and the
-/// tail of stderr when a `regex:` metric may read it.
-pub const METRIC_OUTPUT_BYTES: usize = 64 << 20;
+pub use metric::METRIC_OUTPUT_BYTES;
 
 /// Per-run settings shared by every command of an experiment.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 //! ELF, is truncated, or has no debug info.
 
 pub use crate::elf::Mapped;
-use crate::elf::{check_header, HeaderError};
+use crate::elf::{check_sections, HeaderError};
 use gimli::{EndianSlice, RunTimeEndian, SectionId};
 use object::{Object, ObjectSection};
 use std::borrow::Cow;
@@ -35,13 +35,17 @@ pub fn open(path: &Path) -> Result<Mapped, InputError> {
 
 /// Parse `bytes` as ELF, with the not-ELF and truncated cases told apart.
 pub fn parse<'a>(path: &Path, bytes: &'a [u8]) -> Result<object::File<'a>, InputError> {
-    check_header(bytes).map_err(|e| match e {
+    check_sections(bytes).map_err(|e| match e {
         HeaderError::Empty | HeaderError::NotElf => InputError::NotElf {
             path: path.to_path_buf(),
         },
         HeaderError::Truncated(detail) | HeaderError::Invalid(detail) => InputError::Corrupt {
             path: path.to_path_buf(),
             detail,
+        },
+        sections @ HeaderError::Sections(_) => InputError::Corrupt {
+            path: path.to_path_buf(),
+            detail: sections.to_string(),
         },
     })?;
     let file = object::File::parse(bytes).map_err(|e| InputError::Corrupt {
@@ -86,12 +90,10 @@ impl<'a> Sections<'a> {
             let Some(section) = file.section_by_name(name) else {
                 continue;
             };
-            let bytes = section
-                .uncompressed_data()
-                .map_err(|e| InputError::Corrupt {
-                    path: path.to_path_buf(),
-                    detail: format!("section {name}: {e}"),
-                })?;
+            let bytes = uncompressed(&section).map_err(|detail| InputError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("section {name}: {detail}"),
+            })?;
             let bytes = if file.kind() == object::ObjectKind::Relocatable {
                 Cow::Owned(relocate(path, file, &section, bytes.into_owned())?)
             } else {
@@ -121,6 +123,44 @@ impl<'a> Sections<'a> {
         });
         dwarf
     }
+}
+
+/// The most a compressed debug section may claim to expand: DEFLATE cannot
+/// expand more than 1032 times (RFC 1951's longest match from one code), and
+/// a real DWARF section compresses 3-10 times under zlib or zstd, so a header
+/// claiming more is corrupt or hostile, and is refused before any allocation.
+pub const MAX_EXPANSION: u64 = 1032;
+/// Slack for tiny sections, whose stream headers outweigh their data.
+const EXPANSION_SLACK: u64 = 64 * 1024;
+
+/// A section's bytes, decompressed when it is compressed (SHF_COMPRESSED or
+/// `.zdebug`), with the size its compression header claims checked first:
+/// the allocation is made from that claim, so an unchecked lie of 16 GiB cost
+/// 16 GB of memory before failing.
+pub fn uncompressed<'a>(section: &object::Section<'a, '_>) -> Result<Cow<'a, [u8]>, String> {
+    let compressed = section.compressed_data().map_err(|e| e.to_string())?;
+    if compressed.format != object::CompressionFormat::None {
+        let limit = (compressed.data.len() as u64)
+            .saturating_mul(MAX_EXPANSION)
+            .saturating_add(EXPANSION_SLACK);
+        if compressed.uncompressed_size > limit {
+            return Err(format!(
+                "its compression header claims {} bytes from {} compressed bytes, more than \
+                 {MAX_EXPANSION} times as many (a corrupt or hostile header)",
+                compressed.uncompressed_size,
+                compressed.data.len()
+            ));
+        }
+    }
+    let claimed = compressed.uncompressed_size;
+    let bytes = compressed.decompress().map_err(|e| e.to_string())?;
+    if bytes.len() as u64 != claimed {
+        return Err(format!(
+            "its compression header claims {claimed} bytes but it holds {}",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Apply a relocatable object's relocations to a debug section (in a `.o`, string and

@@ -1,10 +1,16 @@
 //! Holes, padding and cache-line counts of one struct, computed the way pahole does
 //! (its `class__find_holes`), so the two tools agree number for number.
 
-use super::types::{RecordKind, StructLayout};
+use super::types::{RecordKind, Spelling, StructLayout};
 
-/// Fill `hole_after`/`bit_hole_after` of every member and the summary numbers.
+/// Fill `hole_after`/`bit_hole_after` of every member and the summary numbers, and
+/// those of the anonymous structs and unions printed inside it.
 pub fn summarize(s: &mut StructLayout, line: u64) {
+    for m in &mut s.members {
+        if let Spelling::Inline { layout, .. } = &mut m.text.spelling {
+            summarize(layout, line);
+        }
+    }
     let size_bits = s.size * 8;
     let mut sum = s.summary.clone();
     sum.members = s.members.len() as u64;
@@ -20,6 +26,7 @@ pub fn summarize(s: &mut StructLayout, line: u64) {
         .filter(|m| m.bit_size.is_none())
         .map(|m| m.size)
         .sum();
+    sum.sum_bitfield_bits = s.members.iter().filter_map(|m| m.bit_size).sum();
     if s.kind == RecordKind::Union {
         s.summary = sum;
         return;
@@ -94,18 +101,6 @@ pub fn summarize(s: &mut StructLayout, line: u64) {
     s.summary = sum;
 }
 
-/// pahole's marker before a member that starts in a new cache line: the new line's
-/// number and how many bytes past its boundary the member starts (0 = at it).
-/// `current` is the line of the previous member's start, updated here.
-pub fn boundary_before(current: &mut u64, offset: u64, line: u64) -> Option<(u64, u64)> {
-    let new = offset / line;
-    if new == *current {
-        return None;
-    }
-    *current = new;
-    Some((new, offset % line))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +120,7 @@ mod tests {
             sync: None,
             hole_after: 0,
             bit_hole_after: 0,
+            text: Default::default(),
         }
     }
 
@@ -136,6 +132,7 @@ mod tests {
             alignment: 8,
             explicit_alignment: None,
             packed: false,
+            text_packed: false,
             decl_file: None,
             decl_line: None,
             members,
@@ -167,14 +164,5 @@ mod tests {
         assert_eq!(s.members[0].bit_hole_after, 29);
         assert_eq!(s.members[0].hole_after, 0);
         assert_eq!(s.summary.padding, 0);
-    }
-
-    #[test]
-    fn cacheline_markers() {
-        let mut current = 0;
-        assert_eq!(boundary_before(&mut current, 16, 64), None);
-        assert_eq!(boundary_before(&mut current, 64, 64), Some((1, 0)));
-        assert_eq!(boundary_before(&mut current, 72, 64), None);
-        assert_eq!(boundary_before(&mut current, 200, 64), Some((3, 8)));
     }
 }

@@ -70,6 +70,42 @@ pub struct Member {
     /// Bits of hole after this member (bitfields).
     #[serde(skip_serializing_if = "is_zero")]
     pub bit_hole_after: u64,
+    /// How pahole spells this member; only the text renderer reads it.
+    #[serde(skip)]
+    pub text: MemberText,
+}
+
+/// A member's type as pahole spells it in its layout text.
+#[derive(Debug, Clone, Default)]
+pub enum Spelling {
+    /// A type name (`const char  *`: pahole puts a space after every qualified type).
+    Name(String),
+    /// A pointer to a function: `ret (*name)(params)`.
+    FnPointer { ret: String, params: String },
+    /// An anonymous struct or union, printed inline with its own members. `qualifier`
+    /// is `const ` and the like; `through` is `*` for a pointer to it, empty for the
+    /// record itself or an array of it (the dimensions are in `MemberText::dims`).
+    Inline {
+        layout: Box<StructLayout>,
+        qualifier: String,
+        through: String,
+    },
+    /// Not filled in (layouts built by hand in tests): the renderer uses `type_name`.
+    #[default]
+    Unknown,
+}
+
+/// What pahole's text shows of a member beyond its place: spelling, the member's own
+/// `DW_AT_alignment`, and the trailing padding of its struct type.
+#[derive(Debug, Clone, Default)]
+pub struct MemberText {
+    pub spelling: Spelling,
+    /// `DW_AT_alignment` on the member (`__attribute__((__aligned__(N)))`).
+    pub aligned: Option<u64>,
+    /// The member's type is a struct with this many bytes of padding at its end.
+    pub type_padding: u64,
+    /// Array dimensions as pahole prints them (`[4]`, `[]` for a flexible array).
+    pub dims: String,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -106,6 +142,9 @@ pub struct Summary {
     pub padding: u64,
     pub bit_padding: u64,
     pub last_cacheline: u64,
+    /// Bits in bitfield members (pahole's `sum bitfield members`).
+    #[serde(skip)]
+    pub sum_bitfield_bits: u64,
 }
 
 /// One struct, class or union with its complete layout.
@@ -123,6 +162,10 @@ pub struct StructLayout {
     /// Packed: some member sits below its natural alignment, or the size is not a
     /// multiple of the largest member alignment (DWARF has no packed attribute).
     pub packed: bool,
+    /// Packed as pahole infers it (`__attribute__((__packed__))` in its text): some
+    /// member off its type's natural alignment, or a size no multiple of the largest.
+    #[serde(skip)]
+    pub text_packed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decl_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

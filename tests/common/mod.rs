@@ -4,6 +4,10 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod pahole;
+pub mod skip;
+
+#[allow(unused_imports)] // each test binary uses its own subset
+pub use skip::{require_any, require_tool, skipped};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -37,7 +41,9 @@ pub fn which(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Whether `tool` is on PATH (tests that need it skip without it).
+/// Whether `tool` is on PATH, to choose between two ways of doing a check.
+/// A test that cannot run without a tool calls [`require_tool`] instead, so
+/// the skip is seen (and fails under `CI=true`).
 pub fn have(tool: &str) -> bool {
     which(tool).is_some()
 }
@@ -59,20 +65,9 @@ pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Say loudly that a test is skipped and why; under `CI=true` a skip is a
-/// failure, so a CI machine without the tool cannot pass by skipping.
-pub fn skip(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but the test would be skipped: {why}"
-    );
-    eprintln!("skipped: {why}");
-}
-
-/// `source` compiled with `cc -O2` into `dir`, or None (after saying so) without a C compiler.
+/// `source` compiled with `cc -O2` into `dir`, or None (the test [`skipped`]) without a C compiler.
 pub fn compile_c(source: &Path, dir: &Path, name: &str) -> Option<PathBuf> {
-    if which("cc").is_none() {
-        skip("no cc on PATH");
+    if !require_tool("cc") {
         return None;
     }
     let out = dir.join(name);

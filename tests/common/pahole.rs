@@ -207,3 +207,31 @@ pub fn compare(pahole: &[PaholeStruct], ours: &[Value]) -> Agreement {
     }
     result
 }
+
+/// pahole-style text split into its top-level blocks (first line, whole block): from a
+/// `struct|union|class … {` line at column 0 to the next `}` at column 0.
+pub fn blocks(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in text.lines() {
+        match current.as_mut() {
+            None => {
+                let opens = ["struct ", "union ", "class "]
+                    .iter()
+                    .any(|k| line.starts_with(k))
+                    && line.ends_with('{');
+                if opens {
+                    current = Some((line.to_string(), format!("{line}\n")));
+                }
+            }
+            Some((_, body)) => {
+                body.push_str(line);
+                body.push('\n');
+                if line.starts_with('}') {
+                    out.extend(current.take());
+                }
+            }
+        }
+    }
+    out
+}

@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod prose;
+pub mod single;
 pub mod terminal;
 
 #[cfg(test)]

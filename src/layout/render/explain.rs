@@ -31,6 +31,16 @@ fn percent(x: f64) -> String {
     }
 }
 
+/// The model placement was judged by, and why.
+fn uarch_line(explain: &Explain) -> String {
+    let name = explain.uarch.models.first().map_or("generic", |u| u.name());
+    format!(
+        "placement judged by the {name} model ({}), {}-byte windows",
+        crate::code::render::why_words(&explain.uarch),
+        explain.window
+    )
+}
+
 /// How the moved functions were ranked, in words.
 fn ranking_line(explain: &Explain, baseline: &str) -> String {
     match (&explain.profile, explain.ranking) {
@@ -201,6 +211,7 @@ pub fn render_explain(explain: &Explain, baseline: &str) -> String {
         label::EXPLAIN,
         ranking_line(explain, baseline)
     );
+    let _ = writeln!(out, "  {}", uarch_line(explain));
     for b in &explain.builds {
         if let Some(error) = &b.error {
             let _ = writeln!(out, "  {}: not compared: {error}", b.build);
@@ -233,10 +244,11 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "#### {} of the default layouts against `{}`\n\n{}.\n",
+        "#### {} of the default layouts against `{}`\n\n{}; {}.\n",
         label::EXPLAIN,
         escape(baseline),
-        escape(&ranking_line(explain, baseline))
+        escape(&ranking_line(explain, baseline)),
+        escape(&uarch_line(explain))
     );
     for b in &explain.builds {
         if let Some(error) = &b.error {
@@ -279,10 +291,11 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
 /// `--explain` for the HTML page.
 pub fn html_explain(explain: &Explain, baseline: &str) -> String {
     let mut out = format!(
-        "<h2>{} of the default layouts against {}</h2>\n<p>{}.</p>\n",
+        "<h2>{} of the default layouts against {}</h2>\n<p>{}; {}.</p>\n",
         label::EXPLAIN,
         escape::html(baseline),
-        escape::html(&ranking_line(explain, baseline))
+        escape::html(&ranking_line(explain, baseline)),
+        escape::html(&uarch_line(explain))
     );
     for b in &explain.builds {
         if let Some(error) = &b.error {

@@ -185,6 +185,8 @@ fn row(build: &str, value: f64, comparison: Option<Comparison>) -> MatrixRow {
 
 fn explain() -> Explain {
     Explain {
+        uarch: crate::code::uarch::Choice::default(),
+        window: 32,
         baseline_binary: "/w/A/0/bench".into(),
         ranking: Ranking::Placement,
         profile: None,

@@ -34,6 +34,7 @@ pub(super) struct Attrs<'a> {
     pub encoding: Option<u8>,
     pub decl_file: Option<u64>,
     pub decl_line: Option<u64>,
+    pub prototyped: bool,
 }
 
 /// Where a subprogram's code lives and where a variable lives: kept raw, and read
@@ -93,6 +94,7 @@ fn read<'a>(
             dw::DW_AT_lower_bound => a.lower_bound = bound(&attr),
             dw::DW_AT_declaration => a.declaration = is_true(attr.value()),
             dw::DW_AT_external => a.external = is_true(attr.value()),
+            dw::DW_AT_prototyped => a.prototyped = is_true(attr.value()),
             dw::DW_AT_encoding => {
                 if let AttributeValue::Encoding(e) = attr.value() {
                     a.encoding = Some(e.0)

@@ -27,6 +27,10 @@ pub(super) struct Builder<'a, 'd> {
     pub(super) sync_memo: Vec<u8>,
     /// The unit's line-table file names, read on the first `decl_file` asked for.
     pub(super) files: Option<HashMap<u64, String>>,
+    /// How many anonymous records deep `layout` is (they are laid out inline).
+    pub(super) inline_depth: u32,
+    /// pahole's natural alignment of each node, 0 = not yet known.
+    pub(super) natural_memo: Vec<u64>,
 }
 
 impl<'a, 'd> Builder<'a, 'd> {
@@ -41,6 +45,8 @@ impl<'a, 'd> Builder<'a, 'd> {
             packed_memo: vec![0; n],
             sync_memo: vec![0; n],
             files: None,
+            inline_depth: 0,
+            natural_memo: vec![0; n],
         };
         b.name_anonymous_records();
         b
@@ -68,7 +74,7 @@ impl<'a, 'd> Builder<'a, 'd> {
 
     /// Lay out every record of the unit that no other unit has laid out, and collect
     /// the arrays of structs its records and variables declare.
-    pub(super) fn build(mut self, seen: &Seen, aliases: bool) -> UnitResult {
+    pub(super) fn build(mut self, seen: &Seen, aliases: bool, unit: usize) -> UnitResult {
         let mut out = UnitResult::default();
         if aliases {
             self.typedef_aliases(&mut out.aliases);
@@ -81,12 +87,12 @@ impl<'a, 'd> Builder<'a, 'd> {
                 continue;
             }
             let id = self.identity(i);
-            if !seen.first(id) {
+            if !seen.claim(id, unit) {
                 continue;
             }
             let layout = self.layout(i);
             self.array_uses(i, &layout, &mut out.uses);
-            out.structs.push(layout);
+            out.structs.push((id, layout));
         }
         self.variable_uses(&mut out.uses);
         out
@@ -172,7 +178,7 @@ impl<'a, 'd> Builder<'a, 'd> {
                 }
             }
             Node::Record(r) => r.size.unwrap_or(0),
-            Node::Function => 0,
+            Node::Function { .. } => 0,
         };
         self.size_memo[i] = s;
         s
@@ -225,7 +231,7 @@ impl<'a, 'd> Builder<'a, 'd> {
                     None => natural,
                 }
             }
-            Node::Function => 1,
+            Node::Function { .. } => 1,
         };
         self.align_memo[i] = a;
         a

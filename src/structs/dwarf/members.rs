@@ -3,9 +3,12 @@
 //! `DW_AT_data_bit_offset` or DWARF 2/3 `DW_AT_bit_offset`, big- or little-endian).
 
 use super::builder::Builder;
-use super::table::{MemberNode, Node};
-use crate::structs::types::{Member, StructLayout, SyncKind};
+use super::table::{MemberNode, Node, Qual};
+use crate::structs::types::{Member, MemberText, Spelling, StructLayout, SyncKind};
 use gimli::Reader;
+
+/// How many anonymous records deep pahole-style inline layouts go.
+const MAX_INLINE: u32 = 16;
 
 /// What a member's type contributes to its `Member`.
 struct MemberType {
@@ -49,6 +52,7 @@ impl Builder<'_, '_> {
             alignment,
             explicit_alignment: explicit,
             packed,
+            text_packed: self.pahole_packed(i),
             decl_file,
             decl_line,
             members,
@@ -62,6 +66,15 @@ impl Builder<'_, '_> {
         let m = &self.record(i).members[k];
         let (name, ty, bit_size, member_align, base) =
             (m.name, m.ty, m.bit_size, m.alignment, m.base);
+        let text = MemberText {
+            spelling: self.spelling(ty),
+            aligned: member_align,
+            type_padding: self.target(ty).map_or(0, |j| self.struct_padding(j)),
+            dims: self
+                .target(ty)
+                .map(|j| self.dims_text(j))
+                .unwrap_or_default(),
+        };
         let t = match self.target(ty) {
             Some(j) => self.member_type(j),
             None => MemberType {
@@ -86,7 +99,203 @@ impl Builder<'_, '_> {
             sync: t.sync,
             hole_after: 0,
             bit_hole_after: 0,
+            text,
         }
+    }
+
+    /// How pahole spells a member of type `ty`: anonymous records inline (also
+    /// through a qualifier, a pointer or an array), pointers to functions as
+    /// `ret (*name)(params)`, anything else by name.
+    fn spelling(&mut self, ty: Option<u64>) -> Spelling {
+        let Some(mut j) = self.target(ty) else {
+            return Spelling::Name("void".into());
+        };
+        let mut qualifier = String::new();
+        let mut through = String::new();
+        // A member's own qualifiers come first, with no space after the type.
+        for _ in 0..4 {
+            let Node::Qual { kind, target } = &self.t.nodes[j] else {
+                break;
+            };
+            let (kind, target) = (*kind, *target);
+            let Some(t) = self.target(target) else { break };
+            qualifier.push_str(match kind {
+                Qual::Const => "const ",
+                Qual::Volatile => "volatile ",
+                Qual::Restrict => "restrict ",
+                Qual::Atomic => "_Atomic ",
+            });
+            j = t;
+        }
+        match &self.t.nodes[j] {
+            Node::Array { elem, .. } => match self.target(*elem) {
+                Some(e) => {
+                    if matches!(&self.t.nodes[e], Node::Record(r) if r.name.is_none()) {
+                        j = e;
+                    } else {
+                        // A qualifier over an array is its elements' (pahole drops it).
+                        return Spelling::Name(self.pahole_name(e, 0));
+                    }
+                }
+                None => return Spelling::Name("void".into()),
+            },
+            Node::Pointer {
+                target,
+                reference: false,
+                ..
+            } => match self.target(*target) {
+                Some(f) if matches!(self.t.nodes[f], Node::Function { .. }) => {
+                    let (ret, params) = self.signature(f, 0);
+                    let ret = format!("{qualifier}{ret}");
+                    return Spelling::FnPointer { ret, params };
+                }
+                Some(r) if matches!(&self.t.nodes[r], Node::Record(rec) if rec.name.is_none()) => {
+                    through = "*".to_string();
+                    j = r;
+                }
+                _ => return Spelling::Name(format!("{qualifier}{}", self.pahole_name(j, 0))),
+            },
+            _ => {}
+        }
+        match &self.t.nodes[j] {
+            Node::Record(r) if r.name.is_none() && self.inline_depth < MAX_INLINE => {
+                self.inline_depth += 1;
+                let inner = self.layout(j);
+                self.inline_depth -= 1;
+                Spelling::Inline {
+                    layout: Box::new(inner),
+                    qualifier,
+                    through,
+                }
+            }
+            _ => Spelling::Name(format!("{qualifier}{}", self.pahole_name(j, 0))),
+        }
+    }
+
+    /// pahole's natural alignment of type `i`: a scalar's size, a pointer's, the
+    /// largest of a record's members (typedefs, qualifiers and arrays looked
+    /// through); explicit alignments do not count.
+    fn natural_alignment(&mut self, i: usize, depth: u32) -> u64 {
+        if depth > super::builder::MAX_DEPTH {
+            return 1;
+        }
+        let i = self.strip_all(i);
+        if self.natural_memo[i] != 0 {
+            return self.natural_memo[i];
+        }
+        let a = match &self.t.nodes[i] {
+            Node::Base { size, .. } | Node::Pointer { size, .. } | Node::Enum { size, .. } => *size,
+            Node::Array { elem, .. } => match self.target(*elem) {
+                Some(e) => self.natural_alignment(e, depth + 1),
+                None => 1,
+            },
+            // A record: its widest member (explicit alignments and packing aside).
+            Node::Record(r) => {
+                let tys: Vec<Option<u64>> = r.members.iter().map(|m| m.ty).collect();
+                let mut best = 1;
+                for ty in tys {
+                    if let Some(t) = self.target(ty) {
+                        best = best.max(self.natural_alignment(t, depth + 1));
+                    }
+                }
+                best
+            }
+            _ => 1,
+        };
+        self.natural_memo[i] = a.max(1);
+        a.max(1)
+    }
+
+    /// Typedefs and every qualifier stripped.
+    fn strip_all(&self, mut i: usize) -> usize {
+        for _ in 0..super::builder::MAX_DEPTH {
+            match &self.t.nodes[i] {
+                Node::Typedef { target, .. } | Node::Qual { target, .. } => {
+                    match self.target(*target) {
+                        Some(j) => i = j,
+                        None => return i,
+                    }
+                }
+                _ => return i,
+            }
+        }
+        i
+    }
+
+    /// pahole's packed inference (`class__infer_packed_attributes`, as its output on
+    /// the kernel shows it): a struct with a non-struct member off its natural
+    /// alignment, or whose size is no multiple of its largest natural member alignment.
+    fn pahole_packed(&mut self, i: usize) -> bool {
+        let (kind, size) = {
+            let r = self.record(i);
+            (r.kind, r.size.unwrap_or(0))
+        };
+        if kind == crate::structs::types::RecordKind::Union {
+            return false;
+        }
+        let members: Vec<(Option<u64>, u64)> = self
+            .record(i)
+            .members
+            .iter()
+            .map(|m| (m.ty, m.location.unwrap_or(0)))
+            .collect();
+        let mut largest = 1;
+        for (k, (ty, _)) in members.iter().enumerate() {
+            let Some(t) = self.target(*ty) else { continue };
+            let natural = self.natural_alignment(t, 0);
+            if natural == 1 {
+                continue;
+            }
+            largest = largest.max(natural);
+            // A struct member's offset is not checked (arrays of structs are).
+            let stripped = self.strip_all(t);
+            if matches!(self.t.nodes[stripped], Node::Record(_)) {
+                continue;
+            }
+            let type_size = self.size(t, 0);
+            let offset = self.place(&self.record(i).members[k], type_size).offset;
+            if offset % natural != 0 {
+                return true;
+            }
+        }
+        largest != 1 && size % largest != 0
+    }
+
+    /// `[2][3]` for an array member (`[]` where DWARF gives no bound), else empty.
+    fn dims_text(&self, mut j: usize) -> String {
+        if let Node::Qual {
+            target: Some(t), ..
+        } = &self.t.nodes[j]
+        {
+            if let Some(t) = self.idx(*t) {
+                j = t;
+            }
+        }
+        match &self.t.nodes[j] {
+            Node::Array { dims, .. } => dims
+                .iter()
+                .map(|d| format!("[{}]", d.unwrap_or(0)))
+                .collect(),
+            _ => String::new(),
+        }
+    }
+
+    /// Bytes of padding at the end of struct `j` (0 for anything else), as pahole
+    /// counts them: the size less the end of the last member (a bitfield's storage
+    /// unit counts whole).
+    fn struct_padding(&mut self, j: usize) -> u64 {
+        let (size, last) = match &self.t.nodes[j] {
+            Node::Record(r) if r.kind != crate::structs::types::RecordKind::Union => {
+                (r.size.unwrap_or(0), r.members.len().checked_sub(1))
+            }
+            _ => return 0,
+        };
+        let Some(k) = last else { return 0 };
+        let ty = self.record(j).members[k].ty;
+        let type_size = self.target(ty).map_or(0, |t| self.size(t, 0));
+        let place = self.place(&self.record(j).members[k], type_size);
+        let end = (place.offset + place.size).min(size);
+        size - end
     }
 
     /// The member type at `j`: an array is named by its element, with its dimensions.

@@ -30,7 +30,7 @@ pub use read::read_binary;
 
 use crate::structs::types::{ArrayUse, LockStats, LockUse, Mapping, StructLayout, Unmapped};
 use gimli::{EndianSlice, RunTimeEndian};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -50,32 +50,52 @@ pub struct Parsed {
     pub aliases: Vec<(String, String)>,
 }
 
-/// Struct identities already turned into layouts, sharded so threads rarely wait.
+/// For each struct identity, the lowest unit that has laid it out so far, sharded so
+/// threads rarely wait. The copy of the lowest unit is the one kept, whatever order
+/// the threads ran in, so the output does not depend on timing.
 pub(super) struct Seen {
-    shards: Vec<Mutex<HashSet<u64>>>,
+    shards: Vec<Mutex<HashMap<u64, usize>>>,
 }
 
 impl Seen {
     pub(super) fn new() -> Seen {
         Seen {
-            shards: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
+            shards: (0..64).map(|_| Mutex::new(HashMap::new())).collect(),
         }
     }
 
-    /// True the first time `key` is offered.
-    pub(super) fn first(&self, key: u64) -> bool {
+    /// True when `unit` is the lowest unit so far to offer `key` (it should lay it out).
+    pub(super) fn claim(&self, key: u64, unit: usize) -> bool {
         let shard = &self.shards[(key % 64) as usize];
-        match shard.lock() {
-            Ok(mut set) => set.insert(key),
-            Err(poisoned) => poisoned.into_inner().insert(key),
+        let mut map = match shard.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let lowest = map.entry(key).or_insert(unit);
+        if unit <= *lowest {
+            *lowest = unit;
+            true
+        } else {
+            false
         }
+    }
+
+    /// Whether `unit` holds the copy of `key` that is kept (call after every claim).
+    pub(super) fn kept(&self, key: u64, unit: usize) -> bool {
+        let shard = &self.shards[(key % 64) as usize];
+        let map = match shard.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        map.get(&key) == Some(&unit)
     }
 }
 
 /// What one unit contributes.
 #[derive(Default)]
 pub(super) struct UnitResult {
-    pub(super) structs: Vec<StructLayout>,
+    /// Each layout with its identity (see `Seen`).
+    pub(super) structs: Vec<(u64, StructLayout)>,
     pub(super) uses: Vec<ArrayUse>,
     pub(super) warnings: Vec<String>,
     pub(super) locks: UnitLocks,

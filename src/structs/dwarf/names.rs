@@ -30,7 +30,7 @@ impl<'a> Builder<'a, '_> {
                 None => "enum {...}".to_string(),
             },
             Node::Typedef { name, .. } => self.text(*name),
-            Node::Function => "fn()".to_string(),
+            Node::Function { .. } => "fn()".to_string(),
             Node::Record(r) => match (r.name, self.record_name(r)) {
                 (Some(_), Some(n)) => format!("{} {n}", r.kind.keyword()),
                 (None, Some(n)) => n,
@@ -70,6 +70,100 @@ impl<'a> Builder<'a, '_> {
                 format!("{inner}{dims}")
             }
         }
+    }
+
+    /// The type as pahole spells it: a qualified type ends in a space (`const char `,
+    /// so a pointer to it reads `const char  *`), a pointer to a function is
+    /// `ret (*)(params)`, an anonymous record is `struct {...}`.
+    pub(super) fn pahole_name(&mut self, i: usize, depth: u32) -> String {
+        if depth > MAX_DEPTH {
+            return "?".to_string();
+        }
+        match &self.t.nodes[i] {
+            Node::Record(r) => match r.name {
+                Some(n) => format!("{} {}", r.kind.keyword(), self.text(n)),
+                None => format!("{} {{...}}", r.kind.keyword()),
+            },
+            Node::Pointer {
+                target, reference, ..
+            } => {
+                let star = if *reference { "&" } else { "*" };
+                let (target, reference) = (*target, *reference);
+                match self.target(target) {
+                    Some(f) if !reference && matches!(self.t.nodes[f], Node::Function { .. }) => {
+                        let (ret, params) = self.signature(f, depth + 1);
+                        format!("{ret} (*)({params})")
+                    }
+                    Some(j) => format!("{} {star}", self.pahole_name(j, depth + 1)),
+                    None => format!("void {star}"),
+                }
+            }
+            Node::Qual { kind, target } => {
+                let (kind, target) = (*kind, *target);
+                let (inner, pointer) = match self.target(target) {
+                    Some(j) => (
+                        self.pahole_name(j, depth + 1),
+                        matches!(self.t.nodes[j], Node::Pointer { .. }),
+                    ),
+                    None => ("void".to_string(), false),
+                };
+                let word = match kind {
+                    Qual::Const => "const",
+                    Qual::Volatile => "volatile",
+                    Qual::Restrict => "restrict",
+                    Qual::Atomic => "_Atomic",
+                };
+                // A qualified pointer reads `T * const`; anything else `const T `.
+                if pointer || kind == Qual::Restrict {
+                    format!("{inner} {word}")
+                } else {
+                    format!("{word} {inner} ")
+                }
+            }
+            // pahole names an array (behind a pointer, say) by its element alone.
+            Node::Array { elem, .. } => match self.target(*elem) {
+                Some(j) => self.pahole_name(j, depth + 1),
+                None => "?".to_string(),
+            },
+            Node::Function { .. } => {
+                let (ret, params) = self.signature(i, depth + 1);
+                format!("{ret} ()({params})")
+            }
+            _ => self.name(i, depth),
+        }
+    }
+
+    /// A function type's return type and parameter list as pahole spells them
+    /// (`void`, `struct sk_buff *, int`; `void` for a prototype without parameters).
+    pub(super) fn signature(&mut self, i: usize, depth: u32) -> (String, String) {
+        let Node::Function {
+            ret,
+            params,
+            varargs,
+            prototyped,
+        } = &self.t.nodes[i]
+        else {
+            return ("void".into(), String::new());
+        };
+        let (ret, params, varargs, prototyped) = (*ret, params.clone(), *varargs, *prototyped);
+        let ret = match self.target(ret) {
+            Some(j) => self.pahole_name(j, depth + 1),
+            None => "void".to_string(),
+        };
+        let mut list: Vec<String> = params
+            .iter()
+            .map(|p| match self.target(*p) {
+                Some(j) => self.pahole_name(j, depth + 1),
+                None => "void".to_string(),
+            })
+            .collect();
+        if varargs {
+            list.push("...".to_string());
+        }
+        if list.is_empty() && prototyped {
+            list.push("void".to_string());
+        }
+        (ret, list.join(", "))
     }
 
     /// The path of file `index` of the unit's line table (`dir/name`).

@@ -31,13 +31,14 @@ pub fn read_binary(
         let done = AtomicUsize::new(0);
         let results: Vec<Result<UnitResult>> = headers
             .into_par_iter()
-            .map(|header| {
+            .enumerate()
+            .map(|(unit, header)| {
                 let offset = header
                     .offset()
                     .as_debug_info_offset()
                     .map(|o| o.0)
                     .unwrap_or(0);
-                let result = read_unit(dwarf, header, package, &dir, &seen, index, aliases)
+                let result = read_unit(dwarf, header, package, &dir, &seen, index, aliases, unit)
                     .with_context(|| {
                         format!(
                             "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
@@ -48,7 +49,7 @@ pub fn read_binary(
                 result
             })
             .collect();
-        merge(units, results, index)
+        merge(units, results, index, &seen)
     })
 }
 
@@ -61,12 +62,13 @@ fn read_unit<'a>(
     seen: &Seen,
     index: &SiteIndex<'_>,
     aliases: bool,
+    unit_index: usize,
 ) -> Result<UnitResult> {
     let read = load::with_unit(dwarf, header, package, dir, |dwarf, unit| {
         let table = read_table(dwarf, unit)?;
         let mut builder = Builder::new(table, dwarf, unit);
         let locks = builder.lock_uses(index);
-        let mut result = builder.build(seen, aliases);
+        let mut result = builder.build(seen, aliases, unit_index);
         result.locks = locks;
         Ok(result)
     })?;
@@ -87,8 +89,14 @@ fn read_unit<'a>(
     })
 }
 
-/// The units' results in unit order, duplicates dropped; the first error wins.
-fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) -> Result<Parsed> {
+/// The units' results in unit order, duplicates dropped (of equal identities, the
+/// lowest unit's copy is kept); the first error wins.
+fn merge(
+    units: usize,
+    results: Vec<Result<UnitResult>>,
+    index: &SiteIndex<'_>,
+    seen: &Seen,
+) -> Result<Parsed> {
     let mut parsed = Parsed {
         structs: Vec::new(),
         uses: Vec::new(),
@@ -103,10 +111,10 @@ fn merge(units: usize, results: Vec<Result<UnitResult>>, index: &SiteIndex<'_>) 
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here.
     let mut exact = HashSet::new();
-    for result in results {
+    for (index, result) in results.into_iter().enumerate() {
         let r = result?;
-        for s in r.structs {
-            if exact.insert(exact_key(&s)) {
+        for (id, s) in r.structs {
+            if seen.kept(id, index) && exact.insert(exact_key(&s)) {
                 parsed.structs.push(s);
             }
         }

@@ -73,7 +73,13 @@ pub(super) enum Node<'a> {
         name: Option<Str<'a>>,
         size: u64,
     },
-    Function,
+    /// A function type: return type (None = void), parameter types, `...`, prototyped.
+    Function {
+        ret: Option<u64>,
+        params: Vec<Option<u64>>,
+        varargs: bool,
+        prototyped: bool,
+    },
     Other {
         name: Option<Str<'a>>,
         size: u64,
@@ -110,6 +116,7 @@ enum Ctx {
     Scope(Option<String>),
     Record(usize),
     Array(usize),
+    Function(usize),
     Skip,
 }
 
@@ -277,10 +284,32 @@ impl<'a> TableReader<'a, '_> {
                 _ => return self.other(entries, abbrev, offset),
             },
             dw::DW_TAG_subroutine_type => {
-                entries.skip_attributes(abbrev.attributes())?;
-                self.push(offset, Node::Function);
-                Ctx::Skip
+                let a = read_attrs(entries, abbrev)?;
+                let node = Node::Function {
+                    ret: a.ty,
+                    params: Vec::new(),
+                    varargs: false,
+                    prototyped: a.prototyped,
+                };
+                Ctx::Function(self.push(offset, node))
             }
+            dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters => match parent {
+                Some(Ctx::Function(i)) => {
+                    let a = read_attrs(entries, abbrev)?;
+                    if let Node::Function {
+                        params, varargs, ..
+                    } = &mut self.t.nodes[i]
+                    {
+                        if tag == dw::DW_TAG_formal_parameter {
+                            params.push(a.ty);
+                        } else {
+                            *varargs = true;
+                        }
+                    }
+                    Ctx::Skip
+                }
+                _ => return self.other(entries, abbrev, offset),
+            },
             _ => return self.other(entries, abbrev, offset),
         };
         Ok(Step::Open(ctx))

@@ -1,0 +1,202 @@
+//! The arguments every verb that stores results shares (`--store`,
+//! `--no-store`, `--fail-on`), and the glue that records a verb's `--json`
+//! document in the store: a store that cannot be written is a one-line
+//! warning, never a failed experiment.
+
+use super::exit::UsageError;
+use crate::store::record::{Git, Verdict};
+use crate::store::{context, Location, Record, Store, DEFAULT_PATH};
+use anyhow::{bail, Result};
+use clap::Args;
+use serde_json::Value;
+
+/// The environment variable that names the store when `--store` is not given.
+pub const STORE_VAR: &str = "GHOSTBENCH_STORE";
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct StoreArgs {
+    /// The results store: a SQLite file, or postgresql://user@host:port/db
+    /// [default: $GHOSTBENCH_STORE, else .ghostbench/results.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
+    /// Do not record this result.
+    #[arg(long, conflicts_with = "store")]
+    pub no_store: bool,
+}
+
+impl StoreArgs {
+    /// Where results go, or None with `--no-store`.
+    pub fn location(&self) -> Option<Location> {
+        if self.no_store {
+            return None;
+        }
+        let text = self
+            .store
+            .clone()
+            .or_else(|| std::env::var(STORE_VAR).ok().filter(|s| !s.is_empty()))
+            .unwrap_or_else(|| DEFAULT_PATH.to_string());
+        Some(Location::parse(&text))
+    }
+
+    /// Open the store for reading or for a baseline (an error when it cannot be).
+    pub fn open(&self) -> Result<Store> {
+        let Some(location) = self.location() else {
+            bail!("--no-store: there is no store to read");
+        };
+        Store::open(&location).map_err(|e| anyhow::anyhow!("store {location}: {e}"))
+    }
+}
+
+/// The git state of the working directory and the host, for a record.
+fn context() -> (Option<Git>, Option<String>) {
+    let git = std::env::current_dir().ok().and_then(|d| context::git(&d));
+    (git, context::host())
+}
+
+/// The record of `document` made by `verb` here and now.
+pub fn record_of(verb: &str, document: &Value) -> Result<Record> {
+    let (git, host) = context();
+    Ok(Record::from_document(verb, document, git, host)?)
+}
+
+/// Store `record` (naming `baseline` = (name, command index) when given).
+/// Prints where it went, or a one-line warning; never fails.
+pub fn save(store: &StoreArgs, record: &Record, baseline: Option<(&str, usize)>) -> Option<i64> {
+    let location = store.location()?;
+    let saved = Store::open(&location).and_then(|mut s| match baseline {
+        Some((name, command)) => s.save_with_baseline(record, name, command),
+        None => s.save(record),
+    });
+    match saved {
+        Ok(id) => {
+            match baseline {
+                Some((name, _)) => {
+                    eprintln!("stored result #{id} in {location}, as baseline {name:?}")
+                }
+                None => eprintln!("stored result #{id} in {location}"),
+            }
+            Some(id)
+        }
+        Err(error) => {
+            eprintln!("warning: result not stored in {location}: {error}");
+            None
+        }
+    }
+}
+
+/// `--fail-on LIST`: the verdicts that fail the command (exit 6).
+#[derive(Debug, Clone, Default, Args)]
+pub struct FailOnArgs {
+    /// Exit 6 (after writing every report) when any verdict is one of these:
+    /// a comma-separated list of faster, slower, same, unknown, artifact.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
+}
+
+/// The verdict names `--fail-on` takes.
+pub const VERDICTS: &[&str] = &["FASTER", "SLOWER", "SAME", "UNKNOWN", "ARTIFACT"];
+
+impl FailOnArgs {
+    /// The verdicts asked for, upper-case; a usage error for an unknown one.
+    pub fn verdicts(&self) -> Result<Vec<String>> {
+        self.fail_on
+            .iter()
+            .map(|v| v.trim().to_uppercase())
+            .filter(|v| !v.is_empty())
+            .map(|v| {
+                if VERDICTS.contains(&v.as_str()) {
+                    Ok(v)
+                } else {
+                    Err(UsageError(format!(
+                        "--fail-on: unknown verdict {:?}; use {}",
+                        v.to_lowercase(),
+                        VERDICTS.join(",").to_lowercase()
+                    ))
+                    .into())
+                }
+            })
+            .collect()
+    }
+
+    /// `code`, or [`exit::FAIL_ON`](super::exit::FAIL_ON) when it is OK and a
+    /// verdict is in the list (each such verdict named on stderr).
+    pub fn exit_code(&self, code: i32, verdicts: &[Verdict]) -> i32 {
+        let list = self.verdicts().unwrap_or_default();
+        let hits: Vec<String> = verdicts
+            .iter()
+            .filter(|v| list.contains(&v.verdict))
+            .map(|v| {
+                format!(
+                    "{} of {} vs {} is {}",
+                    v.metric, v.name, v.baseline, v.verdict
+                )
+            })
+            .collect();
+        if code != super::exit::OK || hits.is_empty() {
+            return code;
+        }
+        eprintln!(
+            "--fail-on {}: {}",
+            list.join(",").to_lowercase(),
+            hits.join("; ")
+        );
+        super::exit::FAIL_ON
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(v: &str) -> Verdict {
+        Verdict {
+            metric: "wall".into(),
+            baseline: "A".into(),
+            name: "B".into(),
+            verdict: v.into(),
+            ratio: Some(1.3),
+            ci_low: Some(1.2),
+            ci_high: Some(1.4),
+        }
+    }
+
+    #[test]
+    fn fail_on_turns_a_listed_verdict_into_exit_6_only_when_all_else_went_well() {
+        let args = FailOnArgs {
+            fail_on: vec!["slower".into(), "Unknown".into()],
+        };
+        assert_eq!(args.verdicts().unwrap(), ["SLOWER", "UNKNOWN"]);
+        assert_eq!(
+            args.exit_code(0, &[verdict("SLOWER")]),
+            super::super::exit::FAIL_ON
+        );
+        assert_eq!(args.exit_code(0, &[verdict("ARTIFACT")]), 0);
+        assert_eq!(args.exit_code(0, &[verdict("SAME"), verdict("UNKNOWN")]), 6);
+        // A failed run keeps its own code.
+        assert_eq!(args.exit_code(3, &[verdict("SLOWER")]), 3);
+        let bad = FailOnArgs {
+            fail_on: vec!["slow".into()],
+        };
+        assert!(bad
+            .verdicts()
+            .unwrap_err()
+            .downcast_ref::<UsageError>()
+            .is_some());
+    }
+
+    #[test]
+    fn the_store_is_the_flag_then_the_variable_then_the_default() {
+        let args = StoreArgs {
+            store: Some("postgresql://u:secret@h:5/db".into()),
+            no_store: false,
+        };
+        let location = args.location().unwrap();
+        assert!(matches!(location, Location::Postgres(_)));
+        assert_eq!(location.to_string(), "postgresql://u@h:5/db");
+        let off = StoreArgs {
+            store: None,
+            no_store: true,
+        };
+        assert_eq!(off.location(), None);
+    }
+}

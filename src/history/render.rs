@@ -1,0 +1,189 @@
+//! `history` in words and pictures: the table of stored experiments, and the
+//! trend page (one metric's median per experiment and commit, with its
+//! interval, drawn with the reports' SVG code).
+
+use super::{Point, CONFIDENCE};
+use crate::report::escape::html as escape;
+use crate::report::svg::{self, Interval, Scale};
+use crate::report::table::Table;
+use crate::report::units::{ratio, utc, value};
+use crate::store::Summary;
+
+/// A commit as the table shows it: 10 hex digits, `+` when the tree was dirty.
+pub fn commit(commit: Option<&str>, dirty: bool) -> String {
+    match commit {
+        Some(c) => format!("{}{}", &c[..c.len().min(10)], if dirty { "+" } else { "" }),
+        None => "-".into(),
+    }
+}
+
+/// "wall: B SLOWER ×1.31", one per verdict.
+fn verdicts(summary: &Summary) -> String {
+    if summary.verdicts.is_empty() {
+        return match summary.verb.as_str() {
+            "baseline" => "(baseline)".into(),
+            _ => "-".into(),
+        };
+    }
+    let each: Vec<String> = summary
+        .verdicts
+        .iter()
+        .map(|v| {
+            let r = v
+                .ratio
+                .map(|r| format!(" {}", ratio(r)))
+                .unwrap_or_default();
+            format!("{}: {} {}{r}", v.metric, v.name, v.verdict)
+        })
+        .collect();
+    each.join("; ")
+}
+
+/// The table of experiments, newest first.
+pub fn table(summaries: &[Summary]) -> String {
+    if summaries.is_empty() {
+        return "no stored results match\n".into();
+    }
+    let mut table = Table::new(&["id", "time", "commit", "verb", "names", "verdicts"]);
+    for s in summaries {
+        table.row(vec![
+            s.id.to_string(),
+            utc(s.created_unix),
+            commit(s.git_commit.as_deref(), s.git_dirty),
+            s.verb.clone(),
+            s.names.join(", "),
+            verdicts(s),
+        ]);
+    }
+    table.render()
+}
+
+/// The label of a point on the trend's axis: "#12 3f2a9c01d2 A".
+fn label(p: &Point) -> String {
+    format!(
+        "#{} {} {}",
+        p.experiment_id,
+        commit(p.commit.as_deref(), false),
+        p.name
+    )
+}
+
+/// The trend page: one figure of `metric` per experiment (a point per
+/// command, oldest at the top) and the same numbers as a table.
+pub fn trend_page(metric: &str, points: &[Point]) -> String {
+    let unit = points
+        .first()
+        .map_or(crate::run::metric::Unit::None, |p| p.unit);
+    let largest = points.iter().map(|p| p.high).fold(0.0, f64::max);
+    let scale = Scale::for_values(unit, largest);
+    let labels: Vec<String> = points.iter().map(label).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for p in points {
+        if !names.contains(&p.name.as_str()) {
+            names.push(&p.name);
+        }
+    }
+    let rows: Vec<Interval> = points
+        .iter()
+        .zip(&labels)
+        .map(|(p, l)| Interval {
+            label: l,
+            estimate: scale.apply(p.median),
+            low: scale.apply(p.low),
+            high: scale.apply(p.high),
+            series: names.iter().position(|n| *n == p.name).unwrap_or(0),
+        })
+        .collect();
+    let first = rows.first().map_or(0.0, |r| r.estimate);
+    let axis = if scale.suffix().is_empty() {
+        metric.to_string()
+    } else {
+        format!("{metric} ({})", scale.suffix())
+    };
+    let figure = if rows.is_empty() {
+        format!("<p>no stored runs of {}</p>", escape(metric))
+    } else {
+        crate::report::html::figure(
+            &svg::intervals(&rows, (first, first), first, &axis),
+            &format!(
+                "median of each experiment's runs with its {}% interval (distribution-free; min–max under 6 runs); the line is the first point",
+                (CONFIDENCE * 100.0).round()
+            ),
+        )
+    };
+    let table = crate::report::html::table(
+        &[
+            "experiment",
+            "time",
+            "commit",
+            "name",
+            "runs",
+            "median",
+            "interval",
+        ],
+        &points
+            .iter()
+            .map(|p| {
+                vec![
+                    format!("#{}", p.experiment_id),
+                    utc(p.created_unix),
+                    commit(p.commit.as_deref(), false),
+                    p.name.clone(),
+                    p.runs.to_string(),
+                    value(p.median, p.unit),
+                    format!("{} – {}", value(p.low, p.unit), value(p.high, p.unit)),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    crate::report::html::page(
+        &format!("ghostbench history: {metric}"),
+        &format!(
+            "<p>{} points from {} experiments.</p>\n{figure}\n{table}",
+            points.len(),
+            {
+                let mut ids: Vec<i64> = points.iter().map(|p| p.experiment_id).collect();
+                ids.dedup();
+                ids.len()
+            }
+        ),
+    )
+}
+
+/// A baseline document (one command measured alone) as text: its command
+/// and each metric's runs and median.
+pub fn baseline(doc: &serde_json::Value) -> String {
+    let mut metrics: Vec<(String, crate::run::metric::Unit, Vec<f64>)> = Vec::new();
+    for run in doc["runs"].as_array().into_iter().flatten() {
+        if run["warmup"] == true {
+            continue;
+        }
+        for v in run["values"].as_array().into_iter().flatten() {
+            let (Some(name), Some(x)) = (v["name"].as_str(), v["value"].as_f64()) else {
+                continue;
+            };
+            match metrics.iter_mut().find(|m| m.0 == name) {
+                Some(m) => m.2.push(x),
+                None => metrics.push((
+                    name.to_string(),
+                    super::unit(v["unit"].as_str().unwrap_or("none")),
+                    vec![x],
+                )),
+            }
+        }
+    }
+    let mut table = Table::new(&["metric", "runs", "median"]);
+    for (name, unit, values) in &metrics {
+        table.row(vec![
+            name.clone(),
+            values.len().to_string(),
+            value(crate::stats::descriptive::median(values), *unit),
+        ]);
+    }
+    format!(
+        "baseline measurement of {} ({}), raw wall times\n\n{}",
+        doc["commands"][0]["name"].as_str().unwrap_or("?"),
+        doc["commands"][0]["text"].as_str().unwrap_or("?"),
+        table.render()
+    )
+}

@@ -1,0 +1,115 @@
+//! The SQLite backend (bundled SQLite via `rusqlite`, so no system library):
+//! one file, WAL journal so readers never block the writer, and a busy
+//! timeout so concurrent writers queue instead of failing.
+
+use super::sql::{Backend, Val};
+use super::StoreError;
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::{Connection, OpenFlags, ToSql};
+use std::path::Path;
+use std::time::Duration;
+
+/// How long a writer waits for another to finish before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct Sqlite {
+    conn: Connection,
+}
+
+impl Sqlite {
+    /// Open (creating it and its directory if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Sqlite, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        // WAL: a reader never blocks the writer, and a killed writer's
+        // half-written transaction is simply not in the log's committed part.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sqlite)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sqlite)?;
+        Ok(Sqlite { conn })
+    }
+
+    /// `PRAGMA integrity_check`'s answer: "ok" for a sound file.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        self.conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
+            .map_err(sqlite)
+    }
+}
+
+fn sqlite(e: rusqlite::Error) -> StoreError {
+    StoreError::Database(e.to_string())
+}
+
+impl ToSql for Val {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Val::Int(Some(v)) => ToSqlOutput::Owned(Value::Integer(*v)),
+            Val::Real(Some(v)) => ToSqlOutput::Owned(Value::Real(*v)),
+            Val::Text(Some(v)) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+            Val::Int(None) | Val::Real(None) | Val::Text(None) => ToSqlOutput::Owned(Value::Null),
+        })
+    }
+}
+
+fn params(values: &[Val]) -> Vec<&dyn ToSql> {
+    values.iter().map(|v| v as &dyn ToSql).collect()
+}
+
+impl Backend for Sqlite {
+    fn execute(&mut self, sql: &str, values: &[Val]) -> Result<u64, StoreError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(sqlite)?;
+        let n = statement.execute(&params(values)[..]).map_err(sqlite)?;
+        Ok(n as u64)
+    }
+
+    fn query(&mut self, sql: &str, values: &[Val]) -> Result<Vec<Vec<Val>>, StoreError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(sqlite)?;
+        let columns = statement.column_count();
+        let rows = statement
+            .query_map(&params(values)[..], |row| {
+                (0..columns)
+                    .map(|i| {
+                        Ok(match row.get_ref(i)? {
+                            ValueRef::Null => Val::Text(None),
+                            ValueRef::Integer(v) => Val::Int(Some(v)),
+                            ValueRef::Real(v) => Val::Real(Some(v)),
+                            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                Val::Text(Some(String::from_utf8_lossy(t).into_owned()))
+                            }
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<Val>>>()
+            })
+            .map_err(sqlite)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sqlite)
+    }
+
+    fn insert(&mut self, sql: &str, values: &[Val]) -> Result<i64, StoreError> {
+        self.execute(sql, values)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.conn.execute_batch(sql).map_err(sqlite)
+    }
+
+    fn begin(&mut self) -> Result<(), StoreError> {
+        self.batch("BEGIN IMMEDIATE")
+    }
+
+    fn lock_schema(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn id_column(&self) -> &'static str {
+        "INTEGER PRIMARY KEY AUTOINCREMENT"
+    }
+}

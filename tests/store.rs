@@ -1,0 +1,796 @@
+//! The results store end to end, through the real binary (and, for the kill
+//! loop, `examples/store_writer`): results listed and shown again, baselines
+//! and `--fail-on`, concurrent writers, writers killed mid-write, a newer
+//! schema, an unwritable store, and the trend page's points. Every test that
+//! uses a store runs on SQLite, and `postgres_passes_the_same_store_tests`
+//! runs them again on a real PostgreSQL server started in a temp dir.
+
+mod common;
+
+use common::{read_json, skipped};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// `ghostbench ARGS` in `dir`, with the store at `store`.
+fn ghostbench(dir: &Path, store: &str, args: &[&str]) -> std::process::Output {
+    let mut command = common::ghostbench();
+    command
+        .current_dir(dir)
+        .env_remove("GHOSTBENCH_STORE")
+        .args(args)
+        .args(["--store", store]);
+    command.output().expect("ghostbench runs")
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// One SQL statement on the store, whichever backend; the first column of
+/// the first row as text.
+fn sql(store: &str, statement: &str) -> String {
+    if store.starts_with("postgresql://") {
+        let mut client = postgres::Client::connect(store, postgres::NoTls).expect("connect");
+        let rows = client.simple_query(statement).expect("query");
+        rows.iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => r.get(0).map(String::from),
+                _ => None,
+            })
+            .unwrap_or_default()
+    } else {
+        let conn = rusqlite::Connection::open(store).expect("open");
+        let mut statement = conn.prepare(statement).expect("prepare");
+        let mut rows = statement.query([]).expect("query");
+        match rows.next().expect("row") {
+            Some(row) => match row.get_ref(0).expect("column") {
+                rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                other => format!("{other:?}"),
+            },
+            None => String::new(),
+        }
+    }
+}
+
+/// A test body, run on SQLite (a file in `dir`) or on a PostgreSQL database.
+type StoreTest = fn(dir: &Path, store: &str);
+
+const TESTS: &[(&str, StoreTest)] = &[
+    (
+        "three_results",
+        three_results_are_listed_and_shown_as_written,
+    ),
+    (
+        "baseline",
+        a_baseline_catches_a_slower_command_and_fails_the_gate,
+    ),
+    ("concurrent", four_concurrent_writers_store_all_80_results),
+    ("killed", a_writer_killed_50_times_loses_no_completed_result),
+    (
+        "trend",
+        the_trend_page_plots_one_point_per_result_and_command,
+    ),
+    ("newer", a_newer_schema_is_refused_and_left_alone),
+];
+
+fn on_sqlite(test: StoreTest) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store").join("results.db");
+    test(dir.path(), store.to_str().unwrap());
+}
+
+#[test]
+fn sqlite_three_results() {
+    on_sqlite(three_results_are_listed_and_shown_as_written);
+}
+
+#[test]
+fn sqlite_baseline() {
+    on_sqlite(a_baseline_catches_a_slower_command_and_fails_the_gate);
+}
+
+#[test]
+fn sqlite_concurrent() {
+    on_sqlite(four_concurrent_writers_store_all_80_results);
+}
+
+#[test]
+fn sqlite_killed() {
+    on_sqlite(a_writer_killed_50_times_loses_no_completed_result);
+}
+
+#[test]
+fn sqlite_trend() {
+    on_sqlite(the_trend_page_plots_one_point_per_result_and_command);
+}
+
+#[test]
+fn sqlite_newer() {
+    on_sqlite(a_newer_schema_is_refused_and_left_alone);
+}
+
+/// Point 1: two `compare`s and a `layout`, then `history` and `history show`.
+fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
+    let _lock = common::timing_lock();
+    let quick = [
+        "--min-runs",
+        "3",
+        "--max-runs",
+        "6",
+        "--quiet",
+        "--color",
+        "never",
+    ];
+    let mut jsons = Vec::new();
+    for (i, b) in ["sleep 0.02", "true"].iter().enumerate() {
+        let json = dir.join(format!("compare{i}.json"));
+        let mut args = vec!["compare", "true", b, "--json", json.to_str().unwrap()];
+        args.extend(quick);
+        let out = ghostbench(dir, store, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("stored result #"),
+            "{}",
+            text(&out.stderr)
+        );
+        jsons.push(json);
+    }
+    let src = common::fixture("layout", "work.c");
+    let src = src.display();
+    let json = dir.join("layout.json");
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=50 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--metric",
+            "user",
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    jsons.push(json);
+
+    let out = ghostbench(dir, store, &["history"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 4, "{listing}");
+    assert!(lines[0].starts_with("id "), "{listing}");
+    // Newest first: layout, then the two compares; each with its verdicts.
+    for (line, json) in lines[1..].iter().zip(jsons.iter().rev()) {
+        let report = read_json(json);
+        let verdicts: Vec<String> = match report["schema"].as_str() {
+            Some("ghostbench.layout") => report["matrix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| !r["comparison"].is_null())
+                .map(|r| r["comparison"]["verdict"].as_str().unwrap().to_string())
+                .collect(),
+            _ => report["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["verdict"].as_str().unwrap().to_string())
+                .collect(),
+        };
+        assert!(!verdicts.is_empty());
+        for v in verdicts {
+            assert!(line.contains(&v), "{line} lacks {v}");
+        }
+    }
+    assert!(
+        lines[1].contains("layout") && lines[3].contains("compare"),
+        "{listing}"
+    );
+    // history show ID --json equals the original --json, for each.
+    for (line, original) in lines[1..].iter().zip(jsons.iter().rev()) {
+        let id = line.split_whitespace().next().unwrap();
+        let shown = dir.join(format!("shown{id}.json"));
+        let out = ghostbench(
+            dir,
+            store,
+            &[
+                "history",
+                "show",
+                id,
+                "--json",
+                shown.to_str().unwrap(),
+                "--color",
+                "never",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(read_json(&shown), read_json(original), "result {id}");
+        // The other formats re-render it.
+        assert!(text(&out.stdout).contains(&format!("result #{id}")));
+    }
+    let md = dir.join("shown.md");
+    let id = lines[3].split_whitespace().next().unwrap();
+    let out = ghostbench(
+        dir,
+        store,
+        &["history", "show", id, "--markdown", md.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&md).unwrap().contains('|'));
+    // Filters.
+    let out = ghostbench(dir, store, &["history", "--metric", "user"]);
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
+    let out = ghostbench(dir, store, &["history", "--since", "1d", "--name", "B"]);
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        4,
+        "{}",
+        text(&out.stdout)
+    );
+    let out = ghostbench(dir, store, &["history", "--since", "2999-01-01"]);
+    assert!(text(&out.stdout).contains("no stored results"));
+    // What the store holds for the first compare: commands, every run, verdicts.
+    let first = read_json(&jsons[0]);
+    let values: usize = first["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["values"].as_array().unwrap().len())
+        .sum();
+    let id = lines[3].split_whitespace().next().unwrap();
+    assert_eq!(
+        sql(
+            store,
+            &format!("SELECT COUNT(*) FROM runs WHERE experiment_id = {id}")
+        ),
+        values.to_string()
+    );
+    assert_eq!(
+        sql(
+            store,
+            &format!("SELECT template FROM commands WHERE experiment_id = {id} AND idx = 1")
+        ),
+        "sleep 0.02"
+    );
+    assert_eq!(
+        sql(
+            store,
+            &format!("SELECT verdict FROM verdicts WHERE experiment_id = {id}")
+        ),
+        first["metrics"][0]["verdict"].as_str().unwrap()
+    );
+}
+
+/// Point 2: a ~5 ms baseline, a 30% slower command against it.
+fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &str) {
+    let _lock = common::timing_lock();
+    let runs = ["--max-runs", "60", "--quiet", "--color", "never"];
+    let mut args = vec!["compare", "--save-baseline", "main", "sleep 0.005"];
+    args.extend(runs);
+    let out = ghostbench(dir, store, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("as baseline \"main\""));
+
+    let json = dir.join("gate.json");
+    let mut args = vec![
+        "compare",
+        "--baseline",
+        "main",
+        "sleep 0.0065",
+        "--fail-on",
+        "slower",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(runs);
+    let out = ghostbench(dir, store, &args);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("SLOWER"), "{stdout}");
+    let caution: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("not interleaved"))
+        .collect();
+    assert_eq!(caution.len(), 1, "{stdout}");
+    assert!(caution[0].contains("stored baseline"), "{stdout}");
+    let report = read_json(&json);
+    assert_eq!(report["metrics"][0]["verdict"], "SLOWER");
+    assert_eq!(report["analyze"]["interleaved"], false);
+    assert!(text(&out.stderr).contains("--fail-on slower"));
+
+    // Another machine: refused before measuring, unless --force.
+    sql(
+        store,
+        "UPDATE experiments SET cpu_model = 'Another CPU 9000' WHERE id = \
+         (SELECT experiment_id FROM baselines WHERE name = 'main')",
+    );
+    let mut args = vec!["compare", "--baseline", "main", "sleep 0.005"];
+    args.extend(runs);
+    let out = ghostbench(dir, store, &args);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("Another CPU 9000") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    args.push("--force");
+    let out = ghostbench(dir, store, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // analyze --baseline: imported values against the stored runs.
+    let csv = dir.join("now.csv");
+    let rows: Vec<String> = (0..30)
+        .map(|i| format!("now,{},wall", 0.5 + 1e-3 * i as f64))
+        .collect();
+    std::fs::write(&csv, format!("name,value,metric\n{}\n", rows.join("\n"))).unwrap();
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "analyze",
+            "--baseline",
+            "main",
+            csv.to_str().unwrap(),
+            "--fail-on",
+            "slower,unknown",
+            "--color",
+            "never",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("not interleaved"), "{stdout}");
+    // A name that was never saved.
+    let out = ghostbench(dir, store, &["compare", "--baseline", "nope", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--save-baseline nope"));
+}
+
+fn data_csv(dir: &Path) -> PathBuf {
+    let csv = dir.join("data.csv");
+    let mut rows = String::from("name,value\n");
+    for i in 0..10 {
+        rows += &format!("A,{}\nB,{}\n", 1.0 + 0.01 * i as f64, 1.2 + 0.01 * i as f64);
+    }
+    std::fs::write(&csv, rows).unwrap();
+    csv
+}
+
+/// Point 3a: four ghostbench processes at once, 20 results each.
+fn four_concurrent_writers_store_all_80_results(dir: &Path, store: &str) {
+    let csv = data_csv(dir);
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            let (dir, store, csv) = (dir.to_path_buf(), store.to_string(), csv.clone());
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let out = ghostbench(
+                        &dir,
+                        &store,
+                        &["analyze", csv.to_str().unwrap(), "--color", "never"],
+                    );
+                    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+                    assert!(
+                        text(&out.stderr).contains("stored result #"),
+                        "{}",
+                        text(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("writer thread");
+    }
+    assert_eq!(sql(store, "SELECT COUNT(*) FROM experiments"), "80");
+    assert_eq!(
+        sql(store, "SELECT COUNT(DISTINCT id) FROM experiments"),
+        "80"
+    );
+    // Every one whole: 20 runs of one metric each.
+    assert_eq!(sql(store, "SELECT COUNT(*) FROM runs"), "1600");
+    assert_eq!(
+        sql(
+            store,
+            "SELECT COUNT(*) FROM verdicts WHERE verdict = 'SLOWER'"
+        ),
+        "80"
+    );
+}
+
+/// The writer helper built beside the test binaries.
+fn store_writer() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.parent().unwrap().parent().unwrap();
+    let writer = target.join("examples").join("store_writer");
+    assert!(writer.exists(), "{} not built", writer.display());
+    writer
+}
+
+/// Point 3b: a writer of 400-row results SIGKILLed 50 times.
+fn a_writer_killed_50_times_loses_no_completed_result(_dir: &Path, store: &str) {
+    const RUNS: usize = 400;
+    let mut completed = Vec::new();
+    for kill in 0..50u64 {
+        let mut child = Command::new(store_writer())
+            .args([store, "0", &RUNS.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("writer starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // Let it finish 1 to 3 results, then kill it at a varying point of the next.
+        for _ in 0..1 + kill % 3 {
+            let line = lines.next().expect("a line").expect("text");
+            completed.push(line.trim_start_matches("stored ").parse::<i64>().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_micros(kill * 397 % 5000));
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "killed, not exited");
+        // Results it reported before dying are completed too.
+        for line in lines.map_while(Result::ok) {
+            completed.push(line.trim_start_matches("stored ").parse::<i64>().unwrap());
+        }
+    }
+    if !store.starts_with("postgresql://") {
+        assert_eq!(sql(store, "PRAGMA integrity_check"), "ok");
+    }
+    let stored: i64 = sql(store, "SELECT COUNT(*) FROM experiments")
+        .parse()
+        .unwrap();
+    assert!(
+        stored as usize >= completed.len(),
+        "{stored} < {}",
+        completed.len()
+    );
+    for id in &completed {
+        assert_eq!(
+            sql(
+                store,
+                &format!("SELECT COUNT(*) FROM runs WHERE experiment_id = {id}")
+            ),
+            RUNS.to_string(),
+            "result {id}"
+        );
+    }
+    // Nothing half-written: every stored result has all its runs and its verdict.
+    assert_eq!(
+        sql(
+            store,
+            &format!(
+                "SELECT COUNT(*) FROM experiments e WHERE (SELECT COUNT(*) FROM runs r \
+                 WHERE r.experiment_id = e.id) <> {RUNS} OR NOT EXISTS (SELECT 1 FROM verdicts v \
+                 WHERE v.experiment_id = e.id)"
+            )
+        ),
+        "0"
+    );
+    // And the store still takes results.
+    let out = Command::new(store_writer())
+        .args([store, "1", "10"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Point 6: the trend page's points against the store's rows.
+fn the_trend_page_plots_one_point_per_result_and_command(dir: &Path, store: &str) {
+    let csv = data_csv(dir);
+    for _ in 0..3 {
+        let out = ghostbench(
+            dir,
+            store,
+            &["analyze", csv.to_str().unwrap(), "--color", "never"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let page = dir.join("trend.html");
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "history",
+            "--html",
+            page.to_str().unwrap(),
+            "--metric",
+            "value",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let expected = sql(
+        store,
+        "SELECT COUNT(*) FROM (SELECT DISTINCT experiment_id, name FROM runs \
+         WHERE metric = 'value' AND warmup = 0 AND value IS NOT NULL) t",
+    );
+    assert_eq!(expected, "6");
+    assert_eq!(
+        html.matches("<circle").count().to_string(),
+        expected,
+        "{html}"
+    );
+    assert!(html.contains("<svg") && html.contains("#1 - A"), "{html}");
+    // --name keeps one command's points.
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "history",
+            "--html",
+            page.to_str().unwrap(),
+            "--metric",
+            "value",
+            "--name",
+            "B",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<circle").count(), 3);
+}
+
+/// A store written by a newer ghostbench: refused, untouched; the
+/// experiment's own output is still written, with a one-line warning.
+fn a_newer_schema_is_refused_and_left_alone(dir: &Path, store: &str) {
+    let csv = data_csv(dir);
+    let out = ghostbench(dir, store, &["analyze", csv.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    sql(
+        store,
+        "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+    );
+    let out = ghostbench(dir, store, &["history"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("schema version 99") && stderr.contains("newer"),
+        "{stderr}"
+    );
+    let json = dir.join("kept.json");
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "analyze",
+            csv.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = text(&out.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: result not stored"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(read_json(&json)["metrics"][0]["verdict"].is_string());
+    assert!(text(&out.stdout).contains("SLOWER"));
+    assert_eq!(sql(store, "SELECT COUNT(*) FROM experiments"), "1");
+    assert_eq!(
+        sql(store, "SELECT value FROM meta WHERE key = 'schema_version'"),
+        "99"
+    );
+}
+
+#[test]
+fn an_unwritable_store_is_a_warning_and_the_output_is_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = data_csv(dir.path());
+    // A regular file where the store's directory should be (root can write
+    // anywhere else).
+    std::fs::write(dir.path().join("file"), "x").unwrap();
+    let store = dir.path().join("file").join("results.db");
+    let json = dir.path().join("r.json");
+    let out = ghostbench(
+        dir.path(),
+        store.to_str().unwrap(),
+        &[
+            "analyze",
+            csv.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--fail-on",
+            "slower",
+        ],
+    );
+    // The gate still holds: the verdict is SLOWER.
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warning: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not stored"))
+        .collect();
+    assert_eq!(warning.len(), 1, "{stderr}");
+    assert!(
+        warning[0].starts_with("warning: result not stored in "),
+        "{stderr}"
+    );
+    assert!(json.exists());
+    assert!(text(&out.stdout).contains("SLOWER"));
+    // --no-store: nothing stored, nothing said.
+    let mut command = common::ghostbench();
+    let out = command
+        .current_dir(dir.path())
+        .args(["analyze", csv.to_str().unwrap(), "--no-store"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !text(&out.stderr).contains("stored"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.path().join(".ghostbench").exists());
+    // GHOSTBENCH_STORE names the store when --store is not given.
+    let named = dir.path().join("env.db");
+    let mut command = common::ghostbench();
+    let out = command
+        .current_dir(dir.path())
+        .env("GHOSTBENCH_STORE", &named)
+        .args(["analyze", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        sql(named.to_str().unwrap(), "SELECT COUNT(*) FROM experiments"),
+        "1"
+    );
+    // And the default: .ghostbench/results.db in the working directory.
+    let mut command = common::ghostbench();
+    let out = command
+        .current_dir(dir.path())
+        .env_remove("GHOSTBENCH_STORE")
+        .args(["analyze", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(dir.path().join(".ghostbench/results.db").exists());
+}
+
+/// A PostgreSQL server of its own, in a temp dir, on a unix socket only;
+/// stopped (by its pid) when dropped.
+struct Server {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+impl Server {
+    /// `initdb` and `pg_ctl start`, as the `postgres` user when run as root
+    /// (initdb refuses root). None, after saying so, without the binaries.
+    fn start() -> Option<Server> {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("initdb").exists() && b.join("pg_ctl").exists())
+            .max()?;
+        let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let port = 20_000 + (std::process::id() % 20_000) as u16;
+        let server = Server { dir, bin, port };
+        let data = server.dir.path().join("data");
+        server.as_owner(&[
+            server.bin.join("initdb").to_str().unwrap(),
+            "-D",
+            data.to_str().unwrap(),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+        ]);
+        let options = format!(
+            "-k {} -p {} -c listen_addresses='' -c fsync=on",
+            server.dir.path().display(),
+            server.port
+        );
+        server.as_owner(&[
+            server.bin.join("pg_ctl").to_str().unwrap(),
+            "-D",
+            data.to_str().unwrap(),
+            "-o",
+            &options,
+            "-l",
+            server.dir.path().join("log").to_str().unwrap(),
+            "-w",
+            "start",
+        ]);
+        Some(server)
+    }
+
+    fn as_owner(&self, argv: &[&str]) {
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut command = if root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).args(argv);
+            c
+        } else {
+            let mut c = Command::new(argv[0]);
+            c.args(&argv[1..]);
+            c
+        };
+        let out = command.current_dir(self.dir.path()).output().expect("runs");
+        let log = std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default();
+        assert!(
+            out.status.success(),
+            "{argv:?}: {}{}\n{log}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
+
+    /// A URL for a new, empty database `name`.
+    fn database(&self, name: &str) -> String {
+        let socket = self.dir.path().display().to_string().replace('/', "%2F");
+        let admin = format!("postgresql://postgres@{socket}:{}/postgres", self.port);
+        sql(&admin, &format!("CREATE DATABASE {name}"));
+        format!("postgresql://postgres@{socket}:{}/{name}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let pidfile = self.dir.path().join("data").join("postmaster.pid");
+        if let Some(pid) = std::fs::read_to_string(pidfile)
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<i32>().ok()))
+        {
+            // SIGQUIT: immediate shutdown; then wait for it to go.
+            unsafe { libc::kill(pid, libc::SIGQUIT) };
+            for _ in 0..100 {
+                if unsafe { libc::kill(pid, 0) } != 0 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+/// Point 4: every store test above, on a real PostgreSQL server.
+#[test]
+fn postgres_passes_the_same_store_tests() {
+    let Some(server) = Server::start() else {
+        skipped("PostgreSQL server binaries (/usr/lib/postgresql/*/bin)");
+        return;
+    };
+    for (name, test) in TESTS {
+        let store = server.database(&format!("t_{name}"));
+        let dir = tempfile::tempdir().unwrap();
+        eprintln!("postgres: {name}");
+        test(dir.path(), &store);
+    }
+}
