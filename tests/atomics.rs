@@ -170,6 +170,19 @@ fn plain_counter_locked_by_builtins_splits_at_the_hand_worked_index() {
     assert_eq!(functions(&n["locked"]), ["grow"]);
     assert!(split.iter().all(|h| h["member"] != "n_children"));
 
+    // refcount (account, account_later, release) and height (touch) share line 0 of
+    // child_ref and are locked from different functions: a warning, one per struct.
+    let fs: Vec<&Value> = hazards(&r, "false-sharing")
+        .into_iter()
+        .filter(|h| h["struct"] == "child_ref")
+        .collect();
+    assert_eq!(fs.len(), 1);
+    assert_eq!(fs[0]["severity"], "warning");
+    assert_eq!(
+        fs[0]["lines"][0]["separate_writers"],
+        serde_json::json!(["refcount", "height"])
+    );
+
     // Every site of this program maps exactly.
     let stats = &r["lock_sites"];
     assert_eq!(stats["sites"], 5, "{stats}");

@@ -99,6 +99,10 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
             .collect(),
         count: order.len(),
         functions: functions.len(),
+        all_functions: functions
+            .iter()
+            .filter_map(|f| sites.functions.get(*f as usize).cloned())
+            .collect(),
         inferred: order.iter().all(|o| o.0),
     }
 }

@@ -2,6 +2,9 @@
 //! (alone, and as elements of every array of the struct the binary declares),
 //! misaligned members, array elements that straddle lines, false sharing, and holes
 //! worth reclaiming. Each finding carries the exact offsets and element indices.
+//! Over 600 lines because the five passes share the `Hazard` type and its ranking;
+//! false sharing's per-struct lines and evidence sit beside the split-lock pass they
+//! mirror.
 
 use super::suggest;
 use super::types::{ArrayUse, LockEvidence, StructLayout, SyncKind};
@@ -77,9 +80,12 @@ pub struct Hazard {
     pub bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_index: Option<u64>,
-    /// false-sharing: the atomics/locks and other members in the line.
+    /// false-sharing: the atomics/locks and other members in the first line listed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// false-sharing: every shared line of the struct.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<FalseSharingLine>,
     /// split-lock-risk: the member is an atomic by use (no atomic type).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub by_use: bool,
@@ -113,6 +119,7 @@ impl Hazard {
             bytes: None,
             line_index: None,
             members: Vec::new(),
+            lines: Vec::new(),
             by_use: false,
             locked: None,
             decl_file: s.decl_file.clone(),
@@ -120,6 +127,21 @@ impl Hazard {
             score: 0.0,
         }
     }
+}
+
+/// One cache line of a false-sharing finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct FalseSharingLine {
+    pub line: u64,
+    /// Atomics and locks in the line (paths).
+    pub atomics: Vec<String>,
+    /// Plain members in the line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<String>,
+    /// Two atomics of the line locked from different functions: the evidence of
+    /// separate writers that makes the finding a warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub separate_writers: Option<(String, String)>,
 }
 
 /// Worst first: severity, then how bad, then name for a stable order.
@@ -335,11 +357,17 @@ fn misaligned(s: &StructLayout, out: &mut Vec<Hazard>) {
     }
 }
 
+/// False sharing, one finding per struct listing its lines. A line is evidence
+/// of separate writers when two of its atomics are locked from different sets of
+/// functions (atomics by use); such a struct is a warning. Lines that only hold
+/// atomics or locks together, or one beside plain members, without that evidence,
+/// make a note.
 fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
     if s.sync_members.is_empty() {
         return;
     }
     let last_line = s.size.saturating_sub(1) / line;
+    let mut lines: Vec<SharedLine> = Vec::new();
     for l in 0..=last_line {
         let (start, end) = (l * line, (l + 1) * line);
         let sync: Vec<&super::types::SyncMember> = s
@@ -359,6 +387,7 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
                 !sync.iter().any(|a| {
                     a.path.starts_with(&format!("{}.", m.name))
                         || a.path.starts_with(&format!("{}[", m.name))
+                        || a.path == m.name
                 })
             })
             .map(|m| {
@@ -372,47 +401,126 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
         if sync.len() < 2 && others.is_empty() {
             continue;
         }
-        let names: Vec<String> = sync
-            .iter()
-            .map(|a| format!("{} (offset {})", a.path, a.offset))
-            .collect();
-        let message = if sync.len() >= 2 {
-            format!(
-                "{} atomics/locks share line {l} (bytes {start}–{}): {}{}",
-                sync.len(),
-                end - 1,
-                names.join(", "),
-                if others.is_empty() {
-                    String::new()
-                } else {
-                    format!("; with {}", others.join(", "))
-                }
-            )
-        } else {
-            format!(
-                "{} shares line {l} (bytes {start}–{}) with {} other member(s): {}",
-                names[0],
-                end - 1,
-                others.len(),
-                others.join(", ")
-            )
-        };
-        let mut h = Hazard::new(
-            HazardKind::FalseSharing,
-            if sync.len() >= 2 {
-                Severity::Warning
-            } else {
-                Severity::Note
-            },
-            s,
-            message,
-        );
-        h.line_index = Some(l);
-        h.offset = Some(sync[0].offset);
-        h.members = sync.iter().map(|a| a.path.clone()).chain(others).collect();
-        h.score = sync.len() as f64;
-        out.push(h);
+        let separate = separate_writers(&sync);
+        lines.push(SharedLine {
+            line: l,
+            sync: sync.iter().map(|a| (a.path.clone(), a.offset)).collect(),
+            others,
+            separate,
+        });
     }
+    if lines.is_empty() {
+        return;
+    }
+    let warned = lines.iter().filter(|l| l.separate.is_some()).count();
+    let described: Vec<String> = lines.iter().take(6).map(|l| l.describe(line)).collect();
+    let message = format!(
+        "{} line(s) shared{}: {}{}",
+        lines.len(),
+        if warned > 0 {
+            format!(", {warned} with atomics locked from different functions")
+        } else {
+            String::new()
+        },
+        described.join("; "),
+        if lines.len() > 6 {
+            format!("; … ({} lines in all)", lines.len())
+        } else {
+            String::new()
+        }
+    );
+    let mut h = Hazard::new(
+        HazardKind::FalseSharing,
+        if warned > 0 {
+            Severity::Warning
+        } else {
+            Severity::Note
+        },
+        s,
+        message,
+    );
+    let first = &lines[0];
+    h.line_index = Some(first.line);
+    h.offset = first.sync.first().map(|x| x.1);
+    h.members = first
+        .sync
+        .iter()
+        .map(|x| x.0.clone())
+        .chain(first.others.iter().cloned())
+        .collect();
+    h.score = warned as f64 * 100.0 + lines.len() as f64;
+    h.lines = lines
+        .into_iter()
+        .map(|l| FalseSharingLine {
+            line: l.line,
+            atomics: l.sync.into_iter().map(|x| x.0).collect(),
+            others: l.others,
+            separate_writers: l.separate,
+        })
+        .collect();
+    out.push(h);
+}
+
+/// One line of a struct that atomics share, before it becomes a finding.
+struct SharedLine {
+    line: u64,
+    sync: Vec<(String, u64)>,
+    others: Vec<String>,
+    separate: Option<(String, String)>,
+}
+
+impl SharedLine {
+    fn describe(&self, line: u64) -> String {
+        let names: Vec<String> = self
+            .sync
+            .iter()
+            .map(|(p, o)| format!("{p} (offset {o})"))
+            .collect();
+        let mut text = format!(
+            "line {} (bytes {}–{}): {}",
+            self.line,
+            self.line * line,
+            (self.line + 1) * line - 1,
+            names.join(", ")
+        );
+        if !self.others.is_empty() {
+            let shown: Vec<&str> = self.others.iter().take(4).map(String::as_str).collect();
+            text.push_str(&format!(" with {}", shown.join(", ")));
+            if self.others.len() > 4 {
+                text.push_str(&format!(" and {} more", self.others.len() - 4));
+            }
+        }
+        if let Some((a, b)) = &self.separate {
+            text.push_str(&format!(
+                " [{a} and {b} are locked from different functions]"
+            ));
+        }
+        text
+    }
+}
+
+/// Two atomics of one line locked from different sets of functions, if any. Only
+/// exact evidence counts: an inferred mapping is a guess, not a writer.
+fn separate_writers(sync: &[&super::types::SyncMember]) -> Option<(String, String)> {
+    let exact = |m: &super::types::SyncMember| m.locked.clone().filter(|e| !e.inferred);
+    for (i, a) in sync.iter().enumerate() {
+        let Some(ea) = exact(a) else { continue };
+        for b in &sync[i + 1..] {
+            let Some(eb) = exact(b) else { continue };
+            let differ = ea
+                .all_functions
+                .iter()
+                .any(|f| !eb.all_functions.contains(f))
+                || eb
+                    .all_functions
+                    .iter()
+                    .any(|f| !ea.all_functions.contains(f));
+            if differ {
+                return Some((a.path.clone(), b.path.clone()));
+            }
+        }
+    }
+    None
 }
 
 /// Share of elements of an array (line-aligned start) that touch more lines than needed.

@@ -266,6 +266,9 @@ pub struct LockEvidence {
     pub functions: usize,
     /// True when no site maps exactly (every one is inferred).
     pub inferred: bool,
+    /// Every function the member is locked in (for false sharing's evidence).
+    #[serde(skip)]
+    pub all_functions: Vec<String>,
 }
 
 /// One lock site mapped to a member of a record (what the DWARF pass returns).

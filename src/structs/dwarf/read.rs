@@ -69,6 +69,9 @@ struct Pass<'p, 'i> {
 }
 
 /// One unit's types, or the warning that its split DWARF is missing.
+// The unit, where to find its split DWARF, the shared dedup set and the lock
+// sites: each is a different input of the one parallel pass.
+#[allow(clippy::too_many_arguments)]
 fn read_unit<'a>(
     dwarf: &Dwarf<'a>,
     header: gimli::UnitHeader<Slice<'a>>,
