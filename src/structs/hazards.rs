@@ -2,7 +2,7 @@
 //! (alone, and as elements of every array of the struct the binary declares),
 //! misaligned members, array elements that straddle lines, false sharing, and holes
 //! worth reclaiming. Each finding carries the exact offsets and element indices.
-//! Over 600 lines because the five passes share the `Hazard` type and its ranking;
+//! It is over 600 lines because the five passes share the `Hazard` type and its ranking;
 //! false sharing's per-struct lines and evidence sit beside the split-lock pass they
 //! mirror.
 
