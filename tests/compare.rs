@@ -37,13 +37,16 @@ fn a_command_twice_as_long_is_slower_with_a_ci_around_two() {
         wall["ci_low"].as_f64().unwrap(),
         wall["ci_high"].as_f64().unwrap(),
     );
-    // Each `sleep` also pays start-up beyond a no-op's (about 0.3 ms here) and a
-    // timer wake-up (about 0.1 ms) that the process-start correction cannot see,
-    // so the true ratio of the two commands is 1.93-1.99, not exactly 2 (see
-    // docs/methodology.md §9): the CI must land within 5% of 2.
+    // Each `sleep` also pays start-up beyond a no-op's (about 0.3 ms on a quiet
+    // machine) and a timer wake-up (about 0.1 ms) that the process-start
+    // correction cannot see, so the true ratio of the two commands is below 2
+    // (see docs/methodology.md §9): 1.93-1.99 quiet, and lower under load, as
+    // that uncorrected cost grows (measured at load ~5: [1.85, 1.93]). Both ends
+    // of the CI must lie within 10% of 2; a broken correction (ratio ~1.5 with
+    // the start-up counted twice, or above 2 without it) fails.
     assert!(
-        (1.9..=2.1).contains(&low) && (1.9..=2.1).contains(&high),
-        "CI [{low}, {high}] should be within 5% of 2.0"
+        (1.8..=2.1).contains(&low) && (1.8..=2.1).contains(&high),
+        "CI [{low}, {high}] should be within 10% of 2.0"
     );
     assert_eq!(report["schema"], "ghostbench.compare");
     assert_eq!(report["schema_version"], 1);
@@ -238,7 +241,9 @@ fn one_named_group_regex_yields_one_metric_per_name() {
     assert_eq!(names, vec!["virtual", "fnptr"]);
     assert_eq!(metric(&report, "virtual")["verdict"], "SAME");
     assert_eq!(metric(&report, "fnptr")["verdict"], "SLOWER");
-    assert_eq!(metric(&report, "fnptr")["ratio"].as_f64().unwrap(), 2.0);
+    // 2 up to rounding: the median ratio of printed values 2x apart.
+    let ratio = metric(&report, "fnptr")["ratio"].as_f64().unwrap();
+    assert!((ratio - 2.0).abs() < 1e-12, "ratio {ratio}");
     assert_eq!(
         metric(&report, "virtual")["a"]["median"].as_f64().unwrap(),
         1.5

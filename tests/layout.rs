@@ -488,12 +488,12 @@ fn bad_usage_is_an_error_before_anything_runs() {
     ghostbench(dir.path())
         .args(["layout", "--build", "A=true {out}"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains("at least two --build"));
     ghostbench(dir.path())
         .args(["layout", "--build", "A=x", "--build", "nonsense"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains("NAME=TEMPLATE"));
     ghostbench(dir.path())
         .args([
