@@ -4,36 +4,14 @@
 //! tools print are byte-identical. Each differing struct is classed by its first
 //! differing line; the classes are printed biggest first with one example each (or
 //! EXAMPLES of them). Used by benches/pahole_text.sh. Self-contained on purpose: it
-//! shares no code with the crate it checks.
+//! shares no code with the crate it checks (the block splitter is the tests' own,
+//! tests/common/pahole.rs).
 
+#[path = "../tests/common/pahole.rs"]
+mod pahole;
+
+use pahole::blocks;
 use std::collections::HashMap;
-
-/// Every top-level block of a pahole-style text, in order: (first line, whole block).
-fn blocks(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut current: Option<(String, String)> = None;
-    for line in text.lines() {
-        match current.as_mut() {
-            None => {
-                let opens = ["struct ", "union ", "class "]
-                    .iter()
-                    .any(|k| line.starts_with(k))
-                    && line.ends_with('{');
-                if opens {
-                    current = Some((line.to_string(), format!("{line}\n")));
-                }
-            }
-            Some((_, body)) => {
-                body.push_str(line);
-                body.push('\n');
-                if line.starts_with('}') {
-                    out.extend(current.take());
-                }
-            }
-        }
-    }
-    out
-}
 
 /// The class of a difference, from the first pair of lines that differ.
 fn class(pahole: &str, ours: &str) -> &'static str {

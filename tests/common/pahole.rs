@@ -1,6 +1,6 @@
 //! pahole as an oracle: parse its text output and compare it, struct by struct, with
-//! ghostbench's `--json` layouts. Shared by tests/structs.rs and examples/pahole_agree.rs
-//! (used by benches/structs.sh).
+//! ghostbench's `--json` layouts. Shared by tests/structs.rs, examples/pahole_agree.rs
+//! and examples/pahole_text.rs (used by benches/structs.sh and benches/pahole_text.sh).
 
 #![allow(dead_code)]
 
