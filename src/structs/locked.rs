@@ -195,6 +195,29 @@ fn derive<'i>(
 }
 
 /// The instruction as a lock site, if it updates memory atomically.
+/// `lock or $0, (%rsp)` / `lock add $0, -8(%rsp)`: the full-barrier idiom of GCC,
+/// Linux (`smp_mb`) and SQLite, which updates nothing (adding or or-ing zero to the
+/// stack) and so names no member.
+fn is_fence(instruction: &Instruction) -> bool {
+    instruction.has_lock_prefix()
+        && matches!(instruction.mnemonic(), Mnemonic::Or | Mnemonic::Add)
+        && matches!(instruction.memory_base(), Register::RSP | Register::ESP)
+        && instruction.memory_index() == Register::None
+        && (0..instruction.op_count()).any(|k| {
+            matches!(
+                instruction.op_kind(k),
+                OpKind::Immediate8
+                    | OpKind::Immediate8to16
+                    | OpKind::Immediate8to32
+                    | OpKind::Immediate8to64
+                    | OpKind::Immediate16
+                    | OpKind::Immediate32
+                    | OpKind::Immediate32to64
+            )
+        })
+        && instruction.immediate(instruction.op_count() - 1) == 0
+}
+
 pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
     let mnemonic = instruction.mnemonic();
     let implicit = matches!(
@@ -209,6 +232,9 @@ pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
         return None;
     }
     if !(0..instruction.op_count()).any(|k| instruction.op_kind(k) == OpKind::Memory) {
+        return None;
+    }
+    if is_fence(instruction) {
         return None;
     }
     let name = format!("{mnemonic:?}").to_lowercase();
@@ -297,6 +323,12 @@ mod tests {
         // add %eax, (%rdi) without lock: not a site; xchg between registers: not a site
         assert!(one(&[0x01, 0x07]).is_none());
         assert!(one(&[0x87, 0xc8]).is_none());
+        // lock orq $0, (%rsp) and lock addl $0, -4(%rsp): fences, not updates;
+        // lock orq $1, (%rsp) and lock addq $0, (%rdi) are updates
+        assert!(one(&[0xf0, 0x48, 0x83, 0x0c, 0x24, 0x00]).is_none());
+        assert!(one(&[0xf0, 0x83, 0x44, 0x24, 0xfc, 0x00]).is_none());
+        assert!(one(&[0xf0, 0x48, 0x83, 0x0c, 0x24, 0x01]).is_some());
+        assert!(one(&[0xf0, 0x48, 0x83, 0x07, 0x00]).is_some());
         // lock xadd %eax, %gs:(%rdx): a segment override
         let s = one(&[0x65, 0xf0, 0x0f, 0xc1, 0x02]).unwrap();
         assert!(s.segment);
