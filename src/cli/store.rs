@@ -4,6 +4,8 @@
 //! warning, never a failed experiment.
 
 use super::exit::UsageError;
+use crate::run::capture::Keep;
+use crate::run::launch::{self, Launch};
 use crate::store::record::{Git, Verdict};
 use crate::store::{context, Location, Record, Store, DEFAULT_PATH};
 use anyhow::{bail, Result};
@@ -47,9 +49,22 @@ impl StoreArgs {
     }
 }
 
-/// The git state of the working directory and the host, for a record.
+/// The git state of the working directory and the host, for a record. Git is
+/// one `git status` on the launcher; None outside a work tree or without git.
 fn context() -> (Option<Git>, Option<String>) {
-    let git = std::env::current_dir().ok().and_then(|d| context::git(&d));
+    let argv: Vec<String> = std::iter::once("git")
+        .chain(context::GIT_STATUS_ARGS)
+        .map(String::from)
+        .collect();
+    // The branch lines come first, and any line after them makes it dirty,
+    // so the head of the output is all that is read.
+    let git = Launch {
+        stdout: Some(Keep::Head(launch::STDOUT_TAIL)),
+        ..Launch::new(&argv)
+    }
+    .run_ok()
+    .ok()
+    .and_then(|o| context::git_from_status(&String::from_utf8_lossy(&o.stdout)));
     (git, context::host())
 }
 

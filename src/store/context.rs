@@ -3,35 +3,36 @@
 //! directory (when it is a git repository), and the host name.
 
 use super::record::Git;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
-/// The git state of `dir`, or None when it is not in a git work tree (or git
-/// is not installed).
-pub fn git(dir: &Path) -> Option<Git> {
-    let out = |args: &[&str]| -> Option<String> {
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
-        output
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-    };
-    let commit = out(&["rev-parse", "HEAD"])?;
-    let branch = out(&["symbolic-ref", "--short", "-q", "HEAD"]).filter(|b| !b.is_empty());
+/// The arguments of the one git call whose output [`git_from_status`] reads:
+/// commit, branch and dirty flag in one process.
+pub const GIT_STATUS_ARGS: [&str; 4] = [
+    "status",
+    "--porcelain=v2",
+    "--branch",
     // Changes to tracked files only: the reports and the store itself are
     // untracked files in the working directory, and would make every result dirty.
-    let dirty =
-        out(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    "--untracked-files=no",
+];
+
+/// The git state in the output of `git status` run with [`GIT_STATUS_ARGS`],
+/// or None when it names no commit (a repository without one yet).
+pub fn git_from_status(status: &str) -> Option<Git> {
+    let mut commit = None;
+    let mut branch = None;
+    let mut dirty = false;
+    for line in status.lines() {
+        if let Some(oid) = line.strip_prefix("# branch.oid ") {
+            commit = Some(oid.trim()).filter(|o| *o != "(initial)");
+        } else if let Some(head) = line.strip_prefix("# branch.head ") {
+            branch = Some(head.trim()).filter(|h| *h != "(detached)" && !h.is_empty());
+        } else if !line.starts_with('#') && !line.trim().is_empty() {
+            dirty = true;
+        }
+    }
     Some(Git {
-        commit,
-        branch,
+        commit: commit?.to_string(),
+        branch: branch.map(str::to_string),
         dirty,
     })
 }
@@ -47,11 +48,45 @@ pub fn host() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// The git state of `dir` as `cli::store` reads it, or None when git fails
+    /// there (not a work tree).
+    fn git(dir: &Path) -> Option<Git> {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(GIT_STATUS_ARGS)
+            .output()
+            .ok()?;
+        output.status.success().then_some(())?;
+        git_from_status(&String::from_utf8_lossy(&output.stdout))
+    }
 
     #[test]
     fn a_directory_outside_git_has_no_git_state() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(git(dir.path()), None);
+    }
+
+    #[test]
+    fn status_lines_read_as_commit_branch_and_dirt() {
+        let oid = "# branch.oid 0123456789abcdef0123456789abcdef01234567\n";
+        let clean = git_from_status(&format!("{oid}# branch.head main\n")).unwrap();
+        assert_eq!(
+            (clean.branch.as_deref(), clean.dirty),
+            (Some("main"), false)
+        );
+        let detached = git_from_status(&format!(
+            "{oid}# branch.head (detached)\n1 .M N... 100644 100644 100644 a b f\n"
+        ))
+        .unwrap();
+        assert_eq!((detached.branch, detached.dirty), (None, true));
+        assert_eq!(
+            git_from_status("# branch.oid (initial)\n# branch.head main\n"),
+            None
+        );
     }
 
     #[test]
