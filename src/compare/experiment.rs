@@ -15,7 +15,7 @@ use crate::run::counters::{self, Availability};
 use crate::run::environment;
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{cachegrind, Prepared, RunError, RunFailure, RunRecord, Runner, RunnerOptions};
+use crate::run::{cachegrind, Prepared, RunError, RunFailure, RunRecord};
 use crate::stats::descriptive::median;
 use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
 use crate::stats::verdict::Verdict;
@@ -37,22 +37,10 @@ pub fn run(
         Prepared::new(&options.commands[1])?,
     ];
     let counters = counter_setup(options.counters);
-    let mut runner = Runner::new(
-        RunnerOptions {
-            pin: options.pin,
-            timeout: options.timeout,
-            env_jitter: options.env_jitter,
-            prepare: options.prepare.clone(),
-            counters: match &counters {
-                Availability::Available(kinds) => kinds.clone(),
-                Availability::Unavailable(_) => Vec::new(),
-            },
-            metrics: options.metrics.clone(),
-            ignore_failure: options.ignore_failure,
-            input: options.input.clone(),
-        },
-        ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
-    )?;
+    let mut runner = options.runner(match &counters {
+        Availability::Available(kinds) => kinds.clone(),
+        Availability::Unavailable(_) => Vec::new(),
+    })?;
     let setup = options.setup.as_ref().map(Prepared::new).transpose()?;
     let cleanup = options.cleanup.as_ref().map(Prepared::new).transpose()?;
     let spawn_overhead = options

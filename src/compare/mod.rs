@@ -17,10 +17,11 @@ pub mod render;
 pub mod single;
 
 use crate::run::command::CommandSpec;
+use crate::run::counters::CounterKind;
 use crate::run::environment::Environment;
 use crate::run::metric::MetricSpec;
 use crate::run::metric::Unit;
-use crate::run::RunRecord;
+use crate::run::{RunRecord, Runner, RunnerOptions};
 use crate::stats::bootstrap::Interval;
 use crate::stats::descriptive::Summary;
 use crate::stats::mann_whitney::MannWhitney;
@@ -28,6 +29,8 @@ use crate::stats::sequential::Look;
 use crate::stats::shift::Shift;
 use crate::stats::verdict::Verdict;
 use crate::stats::welch::Welch;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -103,6 +106,25 @@ impl Default for CompareOptions {
 }
 
 impl CompareOptions {
+    /// The runner every compare measurement uses (the A/B loop and a command
+    /// measured alone): these options' run settings, `counters`, and the runner's
+    /// own stream of the seed.
+    pub(crate) fn runner(&self, counters: Vec<CounterKind>) -> anyhow::Result<Runner> {
+        Runner::new(
+            RunnerOptions {
+                pin: self.pin,
+                timeout: self.timeout,
+                env_jitter: self.env_jitter,
+                prepare: self.prepare.clone(),
+                counters,
+                metrics: self.metrics.clone(),
+                ignore_failure: self.ignore_failure,
+                input: self.input.clone(),
+            },
+            ChaCha8Rng::seed_from_u64(self.seed ^ 0x6a09_e667_f3bc_c908),
+        )
+    }
+
     /// The command line's defaults for two commands: `wall`, ±1%, α = 0.05,
     /// 1 warm-up round, 5 to 100 runs in 60 s, ABBA order, env jitter and the
     /// process-start correction on, seed 1.

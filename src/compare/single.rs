@@ -7,10 +7,8 @@
 use super::{CompareOptions, State};
 use crate::run::command::CommandSpec;
 use crate::run::environment::{self, Environment};
-use crate::run::{Prepared, RunRecord, Runner, RunnerOptions, Status};
+use crate::run::{Prepared, RunRecord, Status};
 use anyhow::Result;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -38,19 +36,7 @@ pub fn measure(options: &CompareOptions, which: usize) -> Result<Single> {
     let spec = options.commands[which.min(1)].clone();
     let command = Prepared::new(&spec)?;
     let environment = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
-    let mut runner = Runner::new(
-        RunnerOptions {
-            pin: options.pin,
-            timeout: options.timeout,
-            env_jitter: options.env_jitter,
-            prepare: options.prepare.clone(),
-            counters: Vec::new(),
-            metrics: options.metrics.clone(),
-            ignore_failure: options.ignore_failure,
-            input: options.input.clone(),
-        },
-        ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
-    )?;
+    let mut runner = options.runner(Vec::new())?;
     let mut runs = Vec::new();
     let mut status = Status::new(State::Decided, None);
     let total = options.warmup + options.max_runs;

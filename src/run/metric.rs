@@ -7,13 +7,13 @@
 
 use super::regex_metric::{RegexMetric, SeveralMatches};
 use super::spawn::Outcome;
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Serialize;
 
 /// Bytes of output kept for metrics that read it: the head of stdout, and the
 /// tail of stderr when a `regex:` metric may read it. Past it a metric that
 /// found nothing says the output was cut.
 pub const METRIC_OUTPUT_BYTES: usize = 256 << 20;
-use anyhow::{anyhow, bail, Context, Result};
-use serde::Serialize;
 
 /// One `--metric` argument.
 #[derive(Debug, Clone)]
@@ -129,7 +129,7 @@ impl MetricSpec {
                 let found = regex
                     .extract(&outcome.stdout, &outcome.stderr_tail)
                     .map_err(|e| match cut_note(outcome) {
-                        Some(note) => anyhow::anyhow!("{e:#} ({note})"),
+                        Some(note) => anyhow!("{e:#} ({note})"),
                         None => e,
                     })?;
                 Ok(Extraction {
