@@ -94,6 +94,11 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
                         .cloned()
                         .unwrap_or_default(),
                     op: site.op.clone(),
+                    mapping: if o.0 {
+                        Mapping::Inferred
+                    } else {
+                        Mapping::Exact
+                    },
                 }
             })
             .collect(),
