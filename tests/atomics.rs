@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{ghostbench, read_json, require_tool};
+use common::{ghostbench, read_json, require_any, require_tool};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process;
@@ -390,4 +390,38 @@ fn truncated_loclists_leave_sites_unmapped_never_panic() {
     assert!(hazards(&r, "split-lock-risk")
         .iter()
         .any(|h| h["struct"] == "child_ref" && h["indices"] == serde_json::json!([2])));
+}
+
+#[test]
+fn a_stack_local_in_the_frame_maps_through_fbreg() {
+    let dir = tempfile::tempdir().unwrap();
+    // clang describes the frame base as a register (DW_OP_reg7), which fbreg
+    // locations are relative to; GCC's DW_OP_call_frame_cfa is not followed.
+    let Some(clang) = require_any(&["clang", "clang-19"]) else {
+        return;
+    };
+    let bin = dir.path().join("stack");
+    let src = fixture("locked_stack.c");
+    sh(
+        dir.path(),
+        clang,
+        &[
+            "-O2",
+            "-g",
+            "-o",
+            bin.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let (r, _, _) = run(&bin, dir.path());
+    let stats = &r["lock_sites"];
+    assert!(stats["sites"].as_u64().unwrap() >= 1, "{stats}");
+    assert_eq!(stats["exact"], stats["sites"], "{stats}");
+    assert!(stats["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["members"][0] == "tally.hits"));
+    assert!(sync_member(&r, "tally", "hits").is_some());
+    assert!(sync_member(&r, "tally", "a").is_none());
 }

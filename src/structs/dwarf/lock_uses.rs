@@ -80,6 +80,8 @@ pub(super) enum Loc {
     RegPlus(u16, i64),
     /// The variable is in memory at register + k (DW_OP_bregN k).
     Memory(u16, i64),
+    /// The variable is in memory at the frame base + k (DW_OP_fbreg k).
+    Frame(i64),
     /// The variable is in memory at a fixed address (DW_OP_addr).
     Addr(u64),
 }
@@ -97,6 +99,10 @@ pub(super) struct Frame<'a> {
     pub(super) function: bool,
     /// The function returns a record or array, through a hidden pointer in %rdi.
     pub(super) returns_memory: bool,
+    /// A subprogram's DW_AT_frame_base when it is a register or register + k
+    /// (clang, rustc: DW_OP_reg7 / DW_OP_breg6 k), for DW_OP_fbreg variables; None
+    /// for DW_OP_call_frame_cfa (GCC), which needs the call frame information.
+    pub(super) frame_base: Option<(u16, i64)>,
 }
 
 /// What one unit's mapping caches: abstract origins' types, and its globals by
@@ -191,10 +197,19 @@ impl<'a> Builder<'a, '_> {
             }),
             None => false,
         };
+        let frame_base = match root.entry().attr_value(dw::DW_AT_frame_base)? {
+            Some(AttributeValue::Exprloc(e)) => match self.parse_loc(e) {
+                Some(Loc::Reg(r)) => Some((r, 0)),
+                Some(Loc::Memory(r, k)) => Some((r, k)),
+                _ => None,
+            },
+            _ => None,
+        };
         let mut frame = Frame {
             vars: Vec::new(),
             function,
             returns_memory,
+            frame_base,
         };
         let mut claimed: Vec<usize> = Vec::new();
         let mut inner: Vec<(u64, Vec<usize>)> = Vec::new();
@@ -335,6 +350,7 @@ impl<'a> Builder<'a, '_> {
                 None,
             ) => Some(Loc::Memory(register.0, offset)),
             (Operation::Address { address }, _) => Some(Loc::Addr(address)),
+            (Operation::FrameOffset { offset }, None) => Some(Loc::Frame(offset)),
             (Operation::AddressIndex { index }, _) => {
                 self.dwarf.address(self.unit, index).ok().map(Loc::Addr)
             }

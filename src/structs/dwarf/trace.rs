@@ -125,12 +125,17 @@ impl<'a> Builder<'a, '_> {
     /// first) says the register points to.
     fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Held {
         let mut scalar = false;
+        // DW_OP_fbreg k is in memory at the frame base (a register + b) + k.
+        let base = frames.first().and_then(|f| f.frame_base);
         for frame in frames.iter().rev() {
             for v in &frame.vars {
                 let Some(location) = v.location else { continue };
-                let Some(loc) = self.location_at(location, pc) else {
+                let Some(mut loc) = self.location_at(location, pc) else {
                     continue;
                 };
+                if let (Loc::Frame(k), Some((r, b))) = (loc, base) {
+                    loc = Loc::Memory(r, b.wrapping_add(k));
+                }
                 let (value, k) = match loc {
                     Loc::Reg(r) if r == register => (true, 0),
                     Loc::RegPlus(r, k) if r == register => (true, k),
