@@ -301,6 +301,13 @@ fn base_registers_are_followed_through_loads_index_offsets_and_globals() {
     assert!(sync_member(&r, "slot", "a").is_none());
     // walk: the base advances in a loop; no variable holds it: nothing inferred.
     assert_eq!(site(&r, "walk")["outcome"], "untracked-base");
+    // mark: `lock orb $8, 3(reg)` locks one byte of flags (56..63): byte 59.
+    assert_eq!(site(&r, "mark")["outcome"], "exact");
+    let flags = sync_member(&r, "flagged", "flags").expect("flagged.flags");
+    assert_eq!(
+        (flags["offset"].as_u64(), flags["size"].as_u64()),
+        (Some(59), Some(1))
+    );
     // first: n is in %rdi at the site (a location list).
     assert_eq!(site(&r, "first")["outcome"], "exact");
     assert!(sync_member(&r, "hdr", "count").is_some());

@@ -31,6 +31,9 @@ pub(super) struct Descent {
     segs: Vec<Seg>,
     leaf_at: u64,
     pub(super) leaf_size: u64,
+    /// Bytes into the scalar the offset fell (a byte-wide `lock orb` on bit 27 of a
+    /// word: 3).
+    pub(super) into: u64,
     /// The type of the scalar reached (a pointer, when a chain loads through it).
     pub(super) leaf_ty: usize,
 }
@@ -84,6 +87,7 @@ impl Builder<'_, '_> {
             segs: Vec::new(),
             leaf_at: 0,
             leaf_size: 0,
+            into: 0,
             leaf_ty: start,
         };
         let mut unknown_left = unknown;
@@ -153,6 +157,7 @@ impl Builder<'_, '_> {
                 }
                 _ => {
                     d.leaf_at = at + offset;
+                    d.into = offset;
                     d.leaf_size = self.size(cur, 0);
                     d.leaf_ty = cur;
                     return Some(d);
@@ -160,6 +165,19 @@ impl Builder<'_, '_> {
             }
         }
         None
+    }
+}
+
+impl Descent {
+    /// The bytes an operand of `size` updates, from the offset on, inside the scalar:
+    /// the place registered (a split lock is the operand's, not the member's).
+    pub(super) fn operand(&mut self, size: u64) {
+        let left = self.leaf_size.saturating_sub(self.into);
+        if size > 0 {
+            self.leaf_size = left.min(size);
+        } else {
+            self.leaf_size = left;
+        }
     }
 }
 

@@ -375,7 +375,8 @@ impl<'a> Builder<'a, '_> {
                     .ok()
                     .and_then(|at| self.descend(t.ty, at, unknown))
                 {
-                    Some(d) => {
+                    Some(mut d) => {
+                        d.operand(site.size);
                         let uses = registrations(&d, t.mapping);
                         if !uses.is_empty() {
                             return (Outcome::Mapped(t.mapping), uses);
@@ -415,7 +416,10 @@ impl<'a> Builder<'a, '_> {
             for (target, s) in hits {
                 let found = self
                     .descend(t, target - address, false)
-                    .map(|d| registrations(&d, Mapping::Exact))
+                    .map(|mut d| {
+                        d.operand(index.sites[s].size);
+                        registrations(&d, Mapping::Exact)
+                    })
                     .unwrap_or_default();
                 if found.is_empty() {
                     out.outcomes

@@ -69,7 +69,7 @@ impl<'a> Builder<'a, '_> {
                     let d = self
                         .descend(inner.ty, at, inner.unknown || load_index)
                         .ok_or(Unmapped::NoCandidate)?;
-                    if d.leaf_size != 8 {
+                    if d.leaf_size != 8 || d.into != 0 {
                         return Err(Unmapped::NoCandidate);
                     }
                     let ty = self
