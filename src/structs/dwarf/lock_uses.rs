@@ -111,6 +111,11 @@ pub(super) struct Frame<'a> {
 pub(super) struct Ctx {
     pub(super) origins: HashMap<u64, Option<u64>>,
     pub(super) globals: Option<Vec<(u64, u64, usize)>>,
+    /// Whether an argument register on entry is the declared parameter: GCC names
+    /// the clones whose signature it changed (`.isra.0`, `.constprop.0`, left out by
+    /// the decoder); LLVM (clang, rustc) rewrites internal functions' arguments
+    /// (argument promotion) under the same name, so its units infer nothing.
+    pub(super) entry_arguments: bool,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -121,7 +126,10 @@ impl<'a> Builder<'a, '_> {
             return out;
         }
         let functions = std::mem::take(&mut self.t.functions);
-        let mut ctx = Ctx::default();
+        let mut ctx = Ctx {
+            entry_arguments: self.producer_is_gcc(),
+            ..Ctx::default()
+        };
         for f in &functions {
             let sites = match self.function_sites(f, index) {
                 Some(s) if !s.is_empty() => s,
@@ -144,6 +152,24 @@ impl<'a> Builder<'a, '_> {
             self.global_uses(index, &mut out);
         }
         out
+    }
+
+    /// Whether the unit's DW_AT_producer is GCC (`GNU C17 12.2.0 …`).
+    fn producer_is_gcc(&self) -> bool {
+        let Ok(mut entries) = self.unit.entries_tree(None) else {
+            return false;
+        };
+        let Ok(root) = entries.root() else {
+            return false;
+        };
+        match root.entry().attr_value(dw::DW_AT_producer) {
+            Ok(Some(v)) => self
+                .dwarf
+                .attr_string(self.unit, v)
+                .map(|s| s.slice().starts_with(b"GNU "))
+                .unwrap_or(false),
+            _ => false,
+        }
     }
 
     /// The register-operand sites inside function `f`'s ranges.

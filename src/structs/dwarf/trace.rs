@@ -194,6 +194,9 @@ impl<'a> Builder<'a, '_> {
     /// hidden pointer would take %rdi).
     fn argument(&mut self, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Option<usize> {
         const ORDER: [u16; 6] = [5, 4, 1, 2, 8, 9];
+        if !ctx.entry_arguments {
+            return None;
+        }
         let position = ORDER.iter().position(|&r| r == register)?;
         let top = frames.first().filter(|f| f.function && !f.returns_memory)?;
         let params: Vec<&Var<'a>> = top.vars.iter().filter(|v| v.param).collect();
