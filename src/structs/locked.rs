@@ -226,6 +226,7 @@ pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::structs::types::Link;
 
     fn one(bytes: &[u8]) -> Option<LockSite> {
         let mut d = Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
@@ -261,5 +262,115 @@ mod tests {
         let s = one(&[0x65, 0xf0, 0x0f, 0xc1, 0x02]).unwrap();
         assert!(s.segment);
         assert_eq!(s.op, "lock xadd");
+    }
+
+    /// The sites of `bytes` (one function at 0x1000, entry known) with their chains.
+    fn walked(bytes: &[u8]) -> Vec<LockSite> {
+        let chunk = Chunk {
+            address: 0x1000,
+            bytes,
+            name: 0,
+            entry: true,
+        };
+        let (sites, outside) = decode(&chunk);
+        chains(&chunk, sites, &outside)
+    }
+
+    #[test]
+    fn an_index_register_carrying_the_array_offset_adds_it() {
+        // mov %rsi,%rax; lea 3(%rax),%rsi; lock orq $1,(%rdi,%rsi,8); ret
+        let s = walked(&[
+            0x48, 0x89, 0xf0, 0x48, 0x8d, 0x70, 0x03, 0xf0, 0x48, 0x83, 0x0c, 0xf7, 0x01, 0xc3,
+        ]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].displacement, 24);
+        // %rdi is untouched from the entry: the first argument.
+        assert_eq!(
+            s[0].chain,
+            [
+                Link::Register {
+                    address: 0x1007,
+                    register: 5,
+                    offset: 0,
+                    index: false
+                },
+                Link::Entry {
+                    register: 5,
+                    offset: 0,
+                    index: false
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_base_loaded_from_memory_is_a_load_of_the_register_before() {
+        // mov 8(%rdi),%rax; lock addq $1,8(%rax); ret
+        let s = walked(&[
+            0x48, 0x8b, 0x47, 0x08, 0xf0, 0x48, 0x83, 0x40, 0x08, 0x01, 0xc3,
+        ]);
+        assert_eq!(
+            s[0].chain,
+            [
+                Link::Register {
+                    address: 0x1004,
+                    register: 0,
+                    offset: 0,
+                    index: false
+                },
+                Link::Load {
+                    offset: 0,
+                    index: false,
+                    displacement: 8,
+                    load_index: false
+                },
+                Link::Register {
+                    address: 0x1000,
+                    register: 5,
+                    offset: 0,
+                    index: false
+                },
+                Link::Entry {
+                    register: 5,
+                    offset: 0,
+                    index: false
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_loop_that_advances_the_base_stops_the_walk() {
+        // lea 0x100(%rip),%rax; xor %ecx,%ecx; lea 0x40(%rax),%rdx;
+        // 1: cmpq $0,(%rax); je 2f; mov %rcx,%rsi; xchg %rsi,(%rax);
+        // 2: add $8,%rax; cmp %rdx,%rax; jne 1b; ret
+        let s = walked(&[
+            0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00, 0x31, 0xc9, 0x48, 0x8d, 0x50, 0x40, 0x48,
+            0x83, 0x38, 0x00, 0x74, 0x06, 0x48, 0x89, 0xce, 0x48, 0x87, 0x30, 0x48, 0x83, 0xc0,
+            0x08, 0x48, 0x39, 0xd0, 0x75, 0xeb, 0xc3,
+        ]);
+        // The loop head is a jump target whose body writes %rax: no global, no entry.
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].chain.len(), 1, "{:?}", s[0].chain);
+    }
+
+    #[test]
+    fn a_loop_that_leaves_the_base_alone_is_walked_through() {
+        // mov 8(%rdi),%rcx; 1: mov (%rcx),%rax; lock cmpxchg %rdx,(%rcx); jne 1b; ret
+        let s = walked(&[
+            0x48, 0x8b, 0x4f, 0x08, 0x48, 0x8b, 0x01, 0xf0, 0x48, 0x0f, 0xb1, 0x11, 0x75, 0xf6,
+            0xc3,
+        ]);
+        assert!(matches!(
+            s[0].chain[1],
+            Link::Load {
+                displacement: 8,
+                ..
+            }
+        ));
+        assert!(matches!(
+            s[0].chain.last(),
+            Some(Link::Entry { register: 5, .. })
+        ));
     }
 }

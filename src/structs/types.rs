@@ -278,11 +278,12 @@ pub struct SiteRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mapping {
-    /// A variable whose location at the instruction is the operand's register, or a
-    /// global variable at a RIP-relative address.
+    /// Along the site's chain, a variable whose location is the register there (or
+    /// the member a pointer was loaded from), or a global variable at a RIP-relative
+    /// address or `lea`.
     Exact,
-    /// No location covers the operand: the best-ranked candidate type among the
-    /// function's parameters and locals that has a member of the operand's size there.
+    /// The base is an argument register unchanged since the function's entry and no
+    /// location covers it: the parameter the ABI passes there (GCC units only).
     Inferred,
 }
 

@@ -4,14 +4,14 @@
 //! lexical blocks, inlined subroutines, whose variables take their type from
 //! DW_AT_abstract_origin) are searched for one whose location at the site's address
 //! (DW_AT_location: an expression or a .debug_loc/.debug_loclists list) is the
-//! operand's base register; its type (a pointer to a record, or a record in memory)
-//! is then descended at the displacement through nested records and arrays. An
-//! index register means every element of the array the displacement falls in.
-//! RIP-relative operands are matched to the unit's global variables. When no
-//! location covers the register, the function's pointer-to-record variables are
-//! ranked (innermost scope first, parameters first) and the first with a member of
-//! the operand's size at the displacement is taken, marked inferred. Unreadable
-//! location lists count as no location. `trace` follows a site's chain.
+//! operand's base register, or a register the base came from along the site's chain
+//! (`trace`); the type found (a pointer to a record, or a record in memory) is then
+//! descended at the displacement through nested records and arrays. An index
+//! register means every element of the array the displacement falls in.
+//! RIP-relative operands are matched to the unit's global variables. Nothing is
+//! guessed from the types in scope: only an argument register unchanged since the
+//! entry maps, inferred, to its parameter. Unreadable location lists count as no
+//! location.
 
 use super::builder::Builder;
 use super::descend::registrations;
