@@ -54,7 +54,7 @@ fn plan(dir: &Path, build_args: &[String], extra: &[&str]) -> PathBuf {
         .clone();
     let stdout = String::from_utf8_lossy(&out);
     assert!(stdout.contains("plan written to"), "{stdout}");
-    assert!(stdout.contains("--shard K/4"), "{stdout}");
+    assert!(stdout.contains("--shard K/"), "{stdout}");
     assert!(stdout.contains("analyze "), "{stdout}");
     dir.join("P/plan.json")
 }
@@ -544,4 +544,77 @@ fn missing_failed_duplicate_and_foreign_shards_are_named() {
     assert!(stderr.contains("shard 1 failed"), "{stderr}");
     assert!(stderr.contains("missing shards [2, 4]"), "{stderr}");
     assert!(stderr.contains("shard 3 failed"), "{stderr}");
+}
+
+/// A `--layouts auto` plan: the merge of wave 1 says when another wave is
+/// needed and which shards it is; after that wave, no more is asked for.
+#[test]
+fn an_undecided_auto_plan_asks_for_the_next_wave() {
+    if !require_tool("cc") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    // A margin of 0.01% no layout noise can clear: the comparison stays UNKNOWN.
+    let plan_path = plan(
+        dir.path(),
+        &builds("-falign-functions=64 -falign-loops=64"),
+        &[
+            "--layouts",
+            "auto",
+            "--max-layouts",
+            "16",
+            "--shards",
+            "4",
+            "--rounds",
+            "2",
+            "--margin",
+            "0.01",
+        ],
+    );
+    let doc = read_json(&plan_path);
+    assert_eq!(
+        doc["waves"],
+        serde_json::json!([{"wave": 1, "shards": [1, 4]}, {"wave": 2, "shards": [5, 8]}])
+    );
+    assert_eq!(doc["shards"], 8);
+    let shard = |k: usize| {
+        ghostbench(dir.path())
+            .arg("layout")
+            .arg("--plan")
+            .arg(&plan_path)
+            .args(["--shard", &format!("{k}/8"), "--quiet"])
+            .assert()
+            .success();
+    };
+    for k in 1..=4 {
+        shard(k);
+    }
+    let json = dir.path().join("m.json");
+    let out = analyze(dir.path(), &dir.path().join("P/results"), &json);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(verdict(&report), "UNKNOWN", "{stdout}");
+    assert_eq!(
+        report["shards"]["next_wave"],
+        serde_json::json!({"wave": 2, "shards": [5, 8], "undecided": 1})
+    );
+    assert!(
+        stdout.contains(
+            "another wave is needed: 1 comparison is undecided; run wave 2 (shards 5..=8)"
+        ),
+        "{stdout}"
+    );
+    // Wave 2 not started: no shard of it is missing.
+    assert!(!stdout.contains("missing shard"), "{stdout}");
+    for k in 5..=8 {
+        shard(k);
+    }
+    let out = analyze(dir.path(), &dir.path().join("P/results"), &json);
+    assert!(out.status.success());
+    let report = read_json(&json);
+    assert_eq!(report["used_seeds"].as_array().unwrap().len(), 16);
+    assert_eq!(report["shards"]["wave"], 2);
+    assert!(report["shards"]["next_wave"].is_null());
 }
