@@ -618,3 +618,69 @@ fn an_undecided_auto_plan_asks_for_the_next_wave() {
     assert_eq!(report["shards"]["wave"], 2);
     assert!(report["shards"]["next_wave"].is_null());
 }
+
+/// Ctrl-C during a shard's runs: its result is written, marked failed
+/// ("interrupted"), with the runs it got, and it exits 130.
+#[test]
+fn an_interrupted_shard_writes_a_failed_result() {
+    if !require_tool("cc") || !require_tool("sleep") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let plan_path = plan(
+        dir.path(),
+        &builds("-DWORK=130"),
+        &[
+            "--layouts",
+            "8",
+            "--rounds",
+            "50",
+            "--shell",
+            "--run",
+            "sleep 0.05; {out}",
+        ],
+    );
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ghostbench"))
+        .current_dir(dir.path())
+        .arg("layout")
+        .arg("--plan")
+        .arg(&plan_path)
+        .args(["--shard", "1/4", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until its 4 builds (2 builds × 2 variants) exist, then a few runs
+    // more, then Ctrl-C it.
+    fn binaries(dir: &Path) -> usize {
+        std::fs::read_dir(dir).map_or(0, |entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| {
+                    let path = e.path();
+                    if path.is_dir() {
+                        binaries(&path)
+                    } else {
+                        usize::from(path.file_name().is_some_and(|n| n == "bench"))
+                    }
+                })
+                .sum()
+        })
+    }
+    let started = std::time::Instant::now();
+    let work = dir.path().join(".ghostbench/work");
+    while binaries(&work) < 4 && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: kill(2) on the pid of the child this test started.
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(sent, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    let result = read_json(&dir.path().join("P/results/shard-1.json"));
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["cause"], "interrupted");
+    assert!(!result["report"]["runs"].as_array().unwrap().is_empty());
+}
