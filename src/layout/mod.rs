@@ -5,17 +5,22 @@
 //! names). Seeds → perturbations are in `variants`, templates, the cache and
 //! parallel builds in `builds`, the work directory, sources and build jobs in
 //! `plan`, the look loop and the run schedule in `experiment`, the verdicts
-//! in `analysis`, `--explain` in `explain` and `profile`; `render` is the
-//! only part that writes prose (terminal, Markdown, HTML, JSON).
+//! in `analysis`, `--explain` in `explain` and `profile`; scale-out plans
+//! and shard results in `shard`, the merged facts in `merged`, running a plan
+//! or one shard in `shard_run`; `render` is the only part that writes prose
+//! (terminal, Markdown, HTML, JSON).
 
 pub mod analysis;
 pub mod builds;
 pub mod experiment;
 pub mod explain;
 pub mod explanation;
+pub mod merged;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod shard;
+pub mod shard_run;
 pub mod variants;
 
 use crate::run::environment::Environment;
@@ -54,7 +59,7 @@ pub enum Phase {
 }
 
 /// One `--build NAME=TEMPLATE`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BuildSpec {
     pub name: String,
     pub template: String,
@@ -98,6 +103,20 @@ pub struct LayoutOptions {
     /// The microarchitecture model `--explain` judges placement by (its
     /// window size; the first model when several are named).
     pub uarch: crate::code::uarch::Choice,
+    /// A plan's variants to run instead of seeds 0..layouts (`layout --plan`).
+    pub planned: Option<Planned>,
+}
+
+/// The variants of a plan (`layout --plan`): one look at exactly these.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub variants: Vec<Variant>,
+    /// A shard: every variant must build for every build (no minimum count,
+    /// no default layout needed), else the shard fails; `false` for the
+    /// plan's whole first wave in one process.
+    pub shard: bool,
+    /// The share of α the look at this wave spends (as `--layouts auto` at that look).
+    pub alpha_share: f64,
 }
 
 impl Default for LayoutOptions {
@@ -129,6 +148,7 @@ impl Default for LayoutOptions {
             command_line: Vec::new(),
             explain: None,
             uarch: crate::code::uarch::Choice::default(),
+            planned: None,
         }
     }
 }
@@ -240,12 +260,24 @@ pub enum Undecided {
     },
     /// Layout spread: about this many layouts would likely decide.
     LayoutSpread { layouts: usize },
+    /// Shards on different CPU models point opposite ways (FASTER on one,
+    /// SLOWER on another): no pooled verdict stands for all of them.
+    DependsOnMachine { models: Vec<MachineEffect> },
     /// The estimate sits too close to the margin for any layout budget: these
     /// margins (fractions) would decide SAME, or the direction.
     NearMargin {
         margin_for_same: f64,
         margin_for_effect: Option<f64>,
     },
+}
+
+/// One CPU model's effect, for [`Undecided::DependsOnMachine`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineEffect {
+    pub cpu_model: String,
+    /// Ratio B/A on that model.
+    pub estimate: f64,
+    pub verdict: Verdict,
 }
 
 /// One cell row of the matrix: a build on a metric.
@@ -384,6 +416,8 @@ pub struct LayoutReport {
     pub explain: Option<explanation::Explain>,
     /// Present when `analyze` read the runs from files instead of running them.
     pub analyze: Option<crate::run::Imported>,
+    /// Present when `analyze` merged the shard results of a plan.
+    pub shards: Option<merged::Merged>,
 }
 
 impl LayoutReport {

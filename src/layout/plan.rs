@@ -122,6 +122,60 @@ pub(super) fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> O
     })
 }
 
+/// A shard's status when any of its builds failed (every variant of a shard
+/// must build: the merge counts on it); `None` when all built.
+pub(super) fn shard_build_failure(
+    options: &LayoutOptions,
+    report: &LayoutReport,
+) -> Option<Status> {
+    let f = report.failed_builds().next()?;
+    Some(Status {
+        state: State::BuildFailed,
+        message: Some(format!(
+            "build {} seed {} failed ({}): {}",
+            options.builds[f.build].name,
+            f.seed,
+            f.error.as_deref().unwrap_or("failed"),
+            f.command
+        )),
+        last_output: f.output_tail.clone(),
+    })
+}
+
+/// The status when this machine cannot make some planned variant: it needs
+/// a source (shift, shuffle) that is off here; `None` when all can be made.
+pub(super) fn unmakeable(variants: &[Variant], sources: &[SourceStatus]) -> Option<Status> {
+    let off = |s: Source| {
+        sources
+            .iter()
+            .find(|st| st.source == s && !st.active)
+            .map(|st| st.detail.clone())
+    };
+    for v in variants {
+        let missing = if v.shift > 0 {
+            off(Source::Shift).map(|why| (Source::Shift, why))
+        } else {
+            None
+        }
+        .or_else(|| {
+            v.shuffle
+                .and_then(|_| off(Source::Shuffle).map(|why| (Source::Shuffle, why)))
+        });
+        if let Some((source, why)) = missing {
+            return Some(Status::new(
+                State::BuildFailed,
+                Some(format!(
+                    "this machine cannot make the plan's variant seed {} ({}): {} is off here: {why}",
+                    v.seed,
+                    v.describe(),
+                    source.name()
+                )),
+            ));
+        }
+    }
+    None
+}
+
 /// The prepared run command of every (build, seed) of a batch.
 pub(super) fn run_pairs(
     options: &LayoutOptions,
@@ -243,14 +297,19 @@ pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
             pads.push((k, object));
             continue;
         }
-        std::fs::write(&source, &text)?;
+        // Shards on one machine may share this directory: assemble under
+        // names of this process, then rename into place (atomic), object first.
+        let pid = std::process::id();
+        let temp_source = dir.join(format!("pad{k}.{pid}.s"));
+        let temp_object = dir.join(format!("pad{k}.{pid}.o"));
+        std::fs::write(&temp_source, &text)?;
         let cc = launch::tool("cc")?;
         let argv = [
             cc.display().to_string(),
             "-c".to_string(),
-            source.display().to_string(),
+            temp_source.display().to_string(),
             "-o".to_string(),
-            object.display().to_string(),
+            temp_object.display().to_string(),
         ];
         match Launch::new(&argv).run_ok() {
             Ok(_) => {}
@@ -262,6 +321,8 @@ pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
             ),
             Err((error, None)) => bail!("cc -c {}: {error}", source.display()),
         }
+        std::fs::rename(&temp_object, &object)?;
+        std::fs::rename(&temp_source, &source)?;
         pads.push((k, object));
     }
     Ok(pads)
