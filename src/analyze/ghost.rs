@@ -15,7 +15,7 @@
 //!
 //! Options not given keep the report's own settings.
 
-use super::layouts::layout_from_runs;
+use super::layouts::{layout_from_runs, metric_names};
 use super::rows::{check, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Interval, Note, Reanalysis, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
@@ -23,7 +23,7 @@ use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricI
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
-use crate::run::metric::{MetricSpec, Unit};
+use crate::run::metric::MetricSpec;
 use crate::run::{Imported, RunRecord};
 use crate::stats::hierarchical::Estimator;
 use crate::stats::sequential::{evaluate, Look, Sequential, StoppingRule};
@@ -68,15 +68,6 @@ fn number(settings: &Value, file: &str, name: &str) -> Result<f64> {
         .get(name)
         .and_then(Value::as_f64)
         .with_context(|| format!("{file}: settings.{name}: missing or not a number"))
-}
-
-/// The metrics of the first measured run that has values, in its order.
-fn metric_names<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<(String, Unit)> {
-    records
-        .filter(|r| !r.warmup && !r.values.is_empty())
-        .map(|r| r.values.iter().map(|v| (v.name.clone(), v.unit)).collect())
-        .next()
-        .unwrap_or_default()
 }
 
 fn environment(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Environment> {

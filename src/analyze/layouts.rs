@@ -8,7 +8,7 @@ use super::{AnalyzeOptions, Analyzed, Interleaving, Note, DEFAULT_ALPHA, DEFAULT
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::environment::Environment;
 use crate::run::metric::Unit;
-use crate::run::{Imported, Status};
+use crate::run::{Imported, RunRecord, Status};
 use crate::stats::hierarchical::Estimator;
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Result};
@@ -212,6 +212,17 @@ pub fn layout_from_runs(
         shards: None,
     };
     Analyzed { report, notes }
+}
+
+/// The metrics of the first measured run that has values, in its order.
+pub(super) fn metric_names<'a>(
+    records: impl Iterator<Item = &'a RunRecord>,
+) -> Vec<(String, Unit)> {
+    records
+        .filter(|r| !r.warmup && !r.values.is_empty())
+        .map(|r| r.values.iter().map(|v| (v.name.clone(), v.unit)).collect())
+        .next()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

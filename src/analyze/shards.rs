@@ -15,7 +15,7 @@
 //! are named (facts in the `shards` section); the analysis needs at least
 //! `MIN_VARIANTS` variants per build, else it refuses with [`TooFewVariants`].
 
-use super::layouts::layout_from_runs;
+use super::layouts::{layout_from_runs, metric_names};
 use super::{AnalyzeOptions, Analyzed};
 use crate::layout::shard::{
     Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, Plan, ShardProblem, ShardResult,
@@ -24,8 +24,7 @@ use crate::layout::shard::{
 use crate::layout::shard_run::wave_alpha_share;
 use crate::layout::{self, LayoutRun, MachineEffect, Undecided, MIN_VARIANTS};
 use crate::run::environment::Environment;
-use crate::run::metric::Unit;
-use crate::run::{Imported, RunRecord, Status};
+use crate::run::{Imported, Status};
 use crate::stats::hierarchical::{trimmed_t, TRIM};
 use crate::stats::interaction::equal_trimmed_means;
 use crate::stats::verdict::{decide, Verdict};
@@ -341,15 +340,6 @@ fn parse_report(result: &ShardResult) -> Result<(Vec<LayoutRun>, Vec<u64>, Optio
         .get("environment")
         .and_then(|e| serde_json::from_value(e.clone()).ok());
     Ok((runs, seeds, environment))
-}
-
-/// The metrics of the first measured run that has values, in its order.
-fn metric_names<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<(String, Unit)> {
-    records
-        .filter(|r| !r.warmup && !r.values.is_empty())
-        .map(|r| r.values.iter().map(|v| (v.name.clone(), v.unit)).collect())
-        .next()
-        .unwrap_or_default()
 }
 
 /// Per-model estimates and the interaction test of every comparison, when
