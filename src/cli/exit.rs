@@ -34,7 +34,11 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 /// The exit code of an error that ends a verb: [`USAGE`] for a
 /// [`UsageError`], else [`ERROR`].
 pub fn code_of(error: &anyhow::Error) -> i32 {
-    if error.downcast_ref::<UsageError>().is_some() {
+    if error.downcast_ref::<UsageError>().is_some()
+        || error
+            .downcast_ref::<crate::layout::shard::PlanError>()
+            .is_some()
+    {
         USAGE
     } else {
         ERROR

@@ -5,33 +5,71 @@ use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::layout::render::{html, json as document, text as report};
+use crate::layout::shard::{results_dir, Plan};
+use crate::layout::shard_run::{self, RunPlace};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
+// With --plan the plan fixes these; giving them too is a usage error naming the option.
+#[command(
+    mut_arg("metrics", |a| a.conflicts_with("plan")),
+    mut_arg("higher_is_better", |a| a.conflicts_with("plan")),
+    mut_arg("margin", |a| a.conflicts_with("plan")),
+    mut_arg("alpha", |a| a.conflicts_with("plan")),
+    mut_arg("seed", |a| a.conflicts_with("plan")),
+    mut_arg("shell", |a| a.conflicts_with("plan")),
+    mut_arg("timeout", |a| a.conflicts_with("plan")),
+    mut_arg("layouts", |a| a.conflicts_with("plan")),
+    mut_arg("max_layouts", |a| a.conflicts_with("plan")),
+    mut_arg("rounds", |a| a.conflicts_with("plan")),
+)]
 pub struct LayoutArgs {
     /// NAME='TEMPLATE' (repeat; the first is the baseline). Placeholders: {cflags} {ldflags} {out} {dir}.
     #[arg(
         short = 'b',
         long = "build",
         value_name = "NAME=TEMPLATE",
-        required = true
+        required_unless_present = "plan",
+        conflicts_with = "plan"
     )]
     pub builds: Vec<String>,
+    /// Write the experiment's plan to DIR/plan.json (for shards on other
+    /// machines, docs/scale-out.md) and print the shard commands; builds and runs nothing.
+    #[arg(long, value_name = "DIR", conflicts_with = "plan")]
+    pub plan_only: Option<PathBuf>,
+    /// With --plan-only: shards of the first wave [default: 2 variants per shard].
+    #[arg(long, value_name = "N", requires = "plan_only")]
+    pub shards: Option<usize>,
+    /// Run a plan written by --plan-only: its first wave in this process, or with --shard one shard.
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// With --plan: run shard K of the plan's N and write DIR/results/shard-K.json.
+    #[arg(long, value_name = "K/N", requires = "plan")]
+    pub shard: Option<String>,
+    /// With --plan: build in (and reuse identical builds from) CACHE instead of the current directory.
+    #[arg(long, value_name = "CACHE", requires = "plan")]
+    pub build_cache: Option<PathBuf>,
     /// How to run a build (placeholders {out} {dir}).
-    #[arg(long = "run", value_name = "TEMPLATE", default_value = "{out}")]
+    #[arg(
+        long = "run",
+        value_name = "TEMPLATE",
+        default_value = "{out}",
+        conflicts_with = "plan"
+    )]
     pub run: String,
     #[command(flatten)]
     pub metric: MetricArgs,
     #[command(flatten)]
     pub schedule: ScheduleArgs,
     /// Unmeasured rounds first.
-    #[arg(short = 'w', long, default_value_t = 1)]
+    #[arg(short = 'w', long, default_value_t = 1, conflicts_with = "plan")]
     pub warmup: usize,
     /// Perturbation sources (comma-separated; env is always on).
     #[arg(
@@ -39,11 +77,12 @@ pub struct LayoutArgs {
         value_enum,
         value_delimiter = ',',
         value_name = "SOURCES",
-        default_value = "align,shift,shuffle,env"
+        default_value = "align,shift,shuffle,env",
+        conflicts_with = "plan"
     )]
     pub sources: Vec<SourceArg>,
     /// Per-variant estimate: the median of its runs, or the minimum.
-    #[arg(long, value_enum, default_value_t = EstimatorArg::Median)]
+    #[arg(long, value_enum, default_value_t = EstimatorArg::Median, conflicts_with = "plan")]
     pub estimator: EstimatorArg,
     #[command(flatten)]
     pub decision: DecisionArgs,
@@ -51,13 +90,13 @@ pub struct LayoutArgs {
     pub control: RunArgs,
     /// Stop after the round that ends past this much running time (builds not
     /// counted) and analyze the rounds completed (e.g. 5m).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "plan")]
     pub max_time: Option<Duration>,
     /// Rebuild everything, ignoring the build cache.
     #[arg(long)]
     pub rebuild: bool,
     /// Name the (up to N, default 10) hot functions whose placement differs between each build's default layout and the baseline's (callgrind ranks them when valgrind is installed).
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10")]
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", conflicts_with = "shard")]
     pub explain: Option<usize>,
     /// The microarchitecture model --explain judges placement by (its window size): skylake,
     /// icelake, zen or generic [default: the CPU running ghostbench].
@@ -215,8 +254,14 @@ impl LayoutArgs {
 
 pub fn run(args: LayoutArgs) -> Result<i32> {
     args.fail_on.verdicts()?;
-    let options = args.to_options()?;
     args.output.files().check("layout", FORMATS)?;
+    if let Some(plan) = &args.plan {
+        return run_plan(&args, plan);
+    }
+    let options = args.to_options()?;
+    if let Some(dir) = &args.plan_only {
+        return plan_only(&options, dir, args.shards);
+    }
     let (report, code) = execute(&options, &args.output)?;
     let record = record_of(
         "layout",
@@ -226,8 +271,128 @@ pub fn run(args: LayoutArgs) -> Result<i32> {
     Ok(args.fail_on.exit_code(code, &record.verdicts))
 }
 
+/// `--plan-only DIR`: write the plan, say where, print the shard commands.
+fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Result<i32> {
+    let plan = Plan::new(options, shards).map_err(|e| usage(format!("{e:#}")))?;
+    let path = plan.write(dir)?;
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let me = std::env::args()
+        .next()
+        .unwrap_or_else(|| "ghostbench".into());
+    println!(
+        "plan written to {} ({} variants in {} shards of {}, hash {})",
+        path.display(),
+        plan.variants.len(),
+        plan.shards,
+        plan.variants_per_shard,
+        &plan.hash[..12]
+    );
+    for wave in &plan.waves {
+        let [first, last] = wave.shards;
+        println!(
+            "wave {}: shards {first}..={last}{}",
+            wave.wave,
+            if wave.wave > 1 {
+                " (only when the merge says another wave is needed)"
+            } else {
+                ""
+            }
+        );
+    }
+    let quoted = shlex::try_quote(&path.to_string_lossy())
+        .map(|q| q.into_owned())
+        .unwrap_or_else(|_| path.display().to_string());
+    let [first, last] = plan.waves[0].shards;
+    println!(
+        "run shard K on any machine:  {me} layout --plan {quoted} --shard K/{}   (K = {first}..={last})",
+        plan.shards
+    );
+    println!("or the first wave here:      {me} layout --plan {quoted}");
+    println!(
+        "then merge:                  {me} analyze {}",
+        shlex::try_quote(&results_dir(&path).to_string_lossy())
+            .map(|q| q.into_owned())
+            .unwrap_or_default()
+    );
+    Ok(exit::OK)
+}
+
+/// `--plan PLAN`: one shard (`--shard K/N`), or the first wave in this process.
+fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
+    let plan = Plan::read(path)?;
+    let place = RunPlace {
+        work_root: args
+            .build_cache
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(".")),
+        jobs: args
+            .schedule
+            .jobs
+            .unwrap_or_else(|| LayoutOptions::default().jobs),
+        pin: args.control.pin()?,
+        rebuild: args.rebuild,
+        command_line: std::env::args().collect(),
+    };
+    let Some(shard) = &args.shard else {
+        let (report, code) = execute_with(&args.output, |progress| {
+            shard_run::run_first_wave(&plan, &place, progress)
+        })?;
+        let record = record_of(
+            "layout",
+            &serde_json::to_value(document::document(&report))?,
+        )?;
+        save(&args.store, &record, None);
+        return Ok(args.fail_on.exit_code(code, &record.verdicts));
+    };
+    let k = plan.parse_shard(shard)?;
+    let mut written = None;
+    let (report, code) = execute_with(&args.output, |progress| {
+        let (result, file, report) = shard_run::run_shard(
+            &plan,
+            path,
+            k,
+            &place,
+            &|r| Ok(serde_json::to_value(document::document(r))?),
+            progress,
+        )?;
+        written = Some((result, file));
+        report.ok_or_else(|| {
+            let cause = written
+                .as_ref()
+                .and_then(|(r, _)| r.cause.clone())
+                .unwrap_or_default();
+            anyhow::anyhow!("shard {k} failed: {cause}")
+        })
+    })
+    .inspect_err(|_| {
+        if let Some((_, file)) = &written {
+            eprintln!("shard {k}: failed; wrote {}", file.display());
+        }
+    })?;
+    if let Some((result, file)) = &written {
+        match &result.cause {
+            None => eprintln!("shard {k}/{}: ok; wrote {}", plan.shards, file.display()),
+            Some(cause) => eprintln!(
+                "shard {k}/{}: failed ({cause}); wrote {}",
+                plan.shards,
+                file.display()
+            ),
+        }
+    }
+    let _ = report;
+    Ok(code)
+}
+
 /// Run an experiment with progress, print the matrix, write the report files.
 pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutReport, i32)> {
+    execute_with(output, |progress| layout::run(options, progress))
+}
+
+/// [`execute`] of any way of running a layout experiment (`layout`, a plan, a shard).
+pub fn execute_with(
+    output: &OutputArgs,
+    run: impl FnOnce(&mut dyn FnMut(&layout::Progress)) -> Result<LayoutReport>,
+) -> Result<(LayoutReport, i32)> {
     spawn::install_interrupt_handler();
     let bar = output.progress_bar(1);
     bar.set_style(
@@ -237,7 +402,7 @@ pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutRe
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let mut phase = None;
-    let report = layout::run(options, &mut |p| {
+    let report = run(&mut |p| {
         if phase != Some(p.phase) {
             phase = Some(p.phase);
             bar.reset();

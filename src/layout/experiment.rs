@@ -10,7 +10,8 @@
 use super::analysis::comparisons;
 use super::builds::BuildResult;
 use super::plan::{
-    build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, too_few_built,
+    build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, shard_build_failure,
+    too_few_built, unmakeable,
 };
 use super::variants::{Source, SourceStatus, Variant};
 use super::{
@@ -67,7 +68,7 @@ pub fn run(
     if options.builds.len() < 2 {
         bail!("layout needs at least two --build templates (the first is the baseline)");
     }
-    if options.layouts < MIN_VARIANTS {
+    if options.layouts < MIN_VARIANTS && !options.planned.as_ref().is_some_and(|p| p.shard) {
         bail!("--layouts must be at least {MIN_VARIANTS}");
     }
     if options.max_layouts.is_some_and(|m| m < options.layouts) {
@@ -84,6 +85,15 @@ pub fn run(
     let (sources, linker, pads) = resolve_sources(options, &work_dir);
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
     let mut report = new_report(options, &work_dir, sources.clone());
+    if let Some(status) = options
+        .planned
+        .as_ref()
+        .and_then(|p| unmakeable(&p.variants, &sources))
+    {
+        report.status = status;
+        report.timing.total_s = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
     let mut runner = Runner::new(
         RunnerOptions {
             pin: options.pin,
@@ -224,19 +234,29 @@ pub fn look_loop(
 ) -> Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
-    let schedule = look_sizes(options.layouts, options.max_layouts);
+    let schedule = match &options.planned {
+        Some(planned) => vec![planned.variants.len()],
+        None => look_sizes(options.layouts, options.max_layouts),
+    };
     let max_time_s = options.max_time.unwrap_or_default().as_secs_f64();
     for (look, &size) in schedule.iter().enumerate() {
-        let batch: Vec<Variant> = (report.variants.len() as u64..size as u64)
-            .map(|seed| Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2))
-            .collect();
+        let batch: Vec<Variant> = match &options.planned {
+            Some(planned) => planned.variants.clone(),
+            None => (report.variants.len() as u64..size as u64)
+                .map(|seed| Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2))
+                .collect(),
+        };
         let built = build(&batch, on_progress)?;
         report.timing.build_s += built.build_s;
         report.variants.extend(batch);
         report.used_seeds.extend(&built.seeds);
         report.build_results.extend(built.results);
         if look == 0 {
-            if let Some(status) = too_few_built(options, report) {
+            let failed = match &options.planned {
+                Some(planned) if planned.shard => shard_build_failure(options, report),
+                _ => too_few_built(options, report),
+            };
+            if let Some(status) = failed {
                 report.status = status;
                 return Ok(());
             }
@@ -270,7 +290,11 @@ pub fn look_loop(
 
         // Look.
         let comparisons = comparisons(metric_names.len(), options.builds.len());
-        let alpha = options.alpha * look_share(look + 1, schedule.len());
+        let share = match &options.planned {
+            Some(planned) => planned.alpha_share,
+            None => look_share(look + 1, schedule.len()),
+        };
+        let alpha = options.alpha * share;
         report.settings.confidence = 1.0 - alpha / comparisons as f64;
         report.matrix = super::analysis::analyze_at(
             options,

@@ -17,6 +17,8 @@ pub mod explanation;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod shard;
+pub mod shard_run;
 pub mod variants;
 
 use crate::run::environment::Environment;
@@ -55,7 +57,7 @@ pub enum Phase {
 }
 
 /// One `--build NAME=TEMPLATE`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BuildSpec {
     pub name: String,
     pub template: String,
@@ -99,6 +101,20 @@ pub struct LayoutOptions {
     /// The microarchitecture model `--explain` judges placement by (its
     /// window size; the first model when several are named).
     pub uarch: crate::code::uarch::Choice,
+    /// A plan's variants to run instead of seeds 0..layouts (`layout --plan`).
+    pub planned: Option<Planned>,
+}
+
+/// The variants of a plan (`layout --plan`): one look at exactly these.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub variants: Vec<Variant>,
+    /// A shard: every variant must build for every build (no minimum count,
+    /// no default layout needed), else the shard fails; `false` for the
+    /// plan's whole first wave in one process.
+    pub shard: bool,
+    /// The share of α the look at this wave spends (as `--layouts auto` at that look).
+    pub alpha_share: f64,
 }
 
 impl Default for LayoutOptions {
@@ -130,6 +146,7 @@ impl Default for LayoutOptions {
             command_line: Vec::new(),
             explain: None,
             uarch: crate::code::uarch::Choice::default(),
+            planned: None,
         }
     }
 }

@@ -122,6 +122,60 @@ pub(super) fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> O
     })
 }
 
+/// A shard's status when any of its builds failed (every variant of a shard
+/// must build: the merge counts on it); `None` when all built.
+pub(super) fn shard_build_failure(
+    options: &LayoutOptions,
+    report: &LayoutReport,
+) -> Option<Status> {
+    let f = report.failed_builds().next()?;
+    Some(Status {
+        state: State::BuildFailed,
+        message: Some(format!(
+            "build {} seed {} failed ({}): {}",
+            options.builds[f.build].name,
+            f.seed,
+            f.error.as_deref().unwrap_or("failed"),
+            f.command
+        )),
+        last_output: f.output_tail.clone(),
+    })
+}
+
+/// The status when this machine cannot make some planned variant: it needs
+/// a source (shift, shuffle) that is off here; `None` when all can be made.
+pub(super) fn unmakeable(variants: &[Variant], sources: &[SourceStatus]) -> Option<Status> {
+    let off = |s: Source| {
+        sources
+            .iter()
+            .find(|st| st.source == s && !st.active)
+            .map(|st| st.detail.clone())
+    };
+    for v in variants {
+        let missing = if v.shift > 0 {
+            off(Source::Shift).map(|why| (Source::Shift, why))
+        } else {
+            None
+        }
+        .or_else(|| {
+            v.shuffle
+                .and_then(|_| off(Source::Shuffle).map(|why| (Source::Shuffle, why)))
+        });
+        if let Some((source, why)) = missing {
+            return Some(Status::new(
+                State::BuildFailed,
+                Some(format!(
+                    "this machine cannot make the plan's variant seed {} ({}): {} is off here: {why}",
+                    v.seed,
+                    v.describe(),
+                    source.name()
+                )),
+            ));
+        }
+    }
+    None
+}
+
 /// The prepared run command of every (build, seed) of a batch.
 pub(super) fn run_pairs(
     options: &LayoutOptions,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// One source of layout perturbation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// `-falign-functions=N -falign-loops=N`.
@@ -105,7 +105,7 @@ impl ShuffleLinker {
 }
 
 /// The perturbations of one seed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Variant {
     pub seed: u64,
     /// `-falign-functions=N -falign-loops=N`; None = the compiler's default.

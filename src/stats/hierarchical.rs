@@ -35,7 +35,7 @@ use serde::Serialize;
 pub const TRIM: f64 = 0.2;
 
 /// How one variant's runs are summarised into its estimate m[s][i].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Estimator {
     /// Robust to the long right tail of run times; the default.
