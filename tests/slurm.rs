@@ -27,7 +27,7 @@ fn a_one_node_cluster_runs_a_job_array() {
         ),
     )
     .unwrap();
-    let out = cluster.sbatch_wait(&script, Duration::from_secs(60));
+    let out = cluster.sbatch_wait(&script, &dir, Duration::from_secs(60));
     assert!(
         out.status.success(),
         "sbatch --wait failed: {}\n{}",
@@ -103,7 +103,7 @@ fn four_slurm_shards_merge_to_the_one_process_verdicts() {
         let script = dir.join("submit.sbatch");
         assert!(text(&std::fs::read(&script).unwrap()).contains("#SBATCH --array=1-4%2"));
 
-        let out = cluster.sbatch_wait(&script, Duration::from_secs(120));
+        let out = cluster.sbatch_wait(&script, cluster.dir(), Duration::from_secs(120));
         let logs: String = (1..=4)
             .map(|k| {
                 let log = dir.join(format!("logs/shard-{k}.out"));

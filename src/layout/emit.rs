@@ -249,7 +249,10 @@ pub fn emit(spec: &EmitSpec) -> String {
     }
 }
 
-/// A Slurm job array, one task per shard: `sbatch DIR/submit.sbatch`.
+/// A Slurm job array, one task per shard: `sbatch DIR/submit.sbatch`. The
+/// tasks start where sbatch was run (Slurm's default), as a one-process run
+/// starts where ghostbench was: relative paths in the build templates hold
+/// when the plan is submitted from where it was made.
 pub fn slurm(spec: &EmitSpec) -> String {
     let dir = &spec.plan_dir;
     let mut array = format!("{}-{}", spec.first_shard, spec.last_shard);
@@ -273,7 +276,6 @@ pub fn slurm(spec: &EmitSpec) -> String {
     out.push_str(&format!("#SBATCH --job-name={}\n", spec.job_name()));
     out.push_str(&format!("#SBATCH --array={array}\n"));
     out.push_str("#SBATCH --ntasks=1\n");
-    out.push_str(&format!("#SBATCH --chdir={}\n", dir.display()));
     out.push_str(&format!(
         "#SBATCH --output={}/shard-%a.out\n",
         dir.join("logs").display()

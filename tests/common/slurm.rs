@@ -137,13 +137,14 @@ impl Cluster {
         cmd
     }
 
-    /// `sbatch --wait script`: submits and waits for every task to end.
-    /// Panics (with the daemons' logs) when it takes longer than `timeout`;
-    /// otherwise returns sbatch's output (its exit status is the highest of
-    /// the tasks').
-    pub fn sbatch_wait(&self, script: &Path, timeout: Duration) -> Output {
+    /// `sbatch --wait script` run in `cwd` (where the tasks start): submits
+    /// and waits for every task to end. Panics (with the daemons' logs) when
+    /// it takes longer than `timeout`; otherwise returns sbatch's output (its
+    /// exit status is the highest of the tasks').
+    pub fn sbatch_wait(&self, script: &Path, cwd: &Path, timeout: Duration) -> Output {
         let mut child = self
             .command("sbatch")
+            .current_dir(cwd)
             .arg("--wait")
             .arg(script)
             .stdout(Stdio::piped())

@@ -60,7 +60,6 @@ fn slurm_is_a_job_array_of_the_waves_shards_with_a_log_per_task() {
             "--job-name=ghostbench-3f9a0c1d-w1",
             "--array=1-4%2",
             "--ntasks=1",
-            "--chdir=/shared/exp",
             "--output=/shared/exp/logs/shard-%a.out",
             "--partition=bench",
             "--time=02:00:00",
