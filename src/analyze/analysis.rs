@@ -1,16 +1,22 @@
 //! `analyze`'s entry point: read the files, then give the data the analysis
 //! their shape calls for (a ghostbench report is re-analyzed on its own; rows
 //! with a `layout` column get `layout`'s analysis, rows without it
-//! `compare`'s, one report per candidate).
+//! `compare`'s, one report per candidate; a directory is a plan's shard
+//! results, merged).
 
 use super::input::{self, Loaded};
-use super::{compared, ghost, layouts, AnalyzeOptions, AnalyzeReport};
+use super::{compared, ghost, layouts, shards, AnalyzeOptions, AnalyzeReport};
 use anyhow::{bail, Result};
 
 /// Read `options.files` and analyze them as one data set, or re-analyze one
 /// ghostbench report. Errors are one line naming the file and the line or field.
 pub fn run(options: &AnalyzeOptions) -> Result<AnalyzeReport> {
     let files = &options.files;
+    if let [dir] = files.as_slice() {
+        if shards::is_results_dir(dir) {
+            return shards::merge(dir, options).map(|r| AnalyzeReport::Layout(Box::new(r)));
+        }
+    }
     let mut sets = Vec::new();
     for path in files {
         match input::read(path)? {

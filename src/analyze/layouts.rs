@@ -209,6 +209,7 @@ pub fn layout_from_runs(
         runs,
         explain: None,
         analyze: Some(imported),
+        shards: None,
     };
     Analyzed { report, notes }
 }

@@ -8,7 +8,8 @@
 //! (format from the content) into rows, `rows` groups them into runs and
 //! tells whether they were interleaved, `compared` gives data without layouts
 //! `compare`'s analysis, `layouts` gives data with layouts `layout`'s, and
-//! `ghost` re-analyzes a ghostbench report. The results are the report types
+//! `ghost` re-analyzes a ghostbench report, `shards` merges a plan's shard
+//! results (`analyze DIR/results/`). The results are the report types
 //! `compare` and `layout` produce, so the same renderers and the same JSON
 //! schemas serve, with an `analyze` section saying where the runs came from;
 //! `render` words `analyze`'s notes into them. Imports run one way: render →
@@ -28,6 +29,7 @@ pub mod input;
 pub mod layouts;
 pub mod render;
 pub mod rows;
+pub mod shards;
 
 use crate::compare::CompareReport;
 use crate::layout::LayoutReport;

@@ -17,6 +17,10 @@ pub const BUILD_FAILED: i32 = 5;
 /// `--fail-on LIST`: a verdict in LIST (e.g. SLOWER); every report was
 /// written and the result stored first.
 pub const FAIL_ON: i32 = 6;
+/// `analyze DIR/results/`: fewer than 3 layout variants per build remain
+/// in the shard results (the missing and failed shards are named); nothing
+/// was analyzed.
+pub const INCOMPLETE: i32 = 7;
 /// Ctrl-C; partial results were written.
 pub const INTERRUPTED: i32 = 130;
 
@@ -32,8 +36,15 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 }
 
 /// The exit code of an error that ends a verb: [`USAGE`] for a
-/// [`UsageError`], else [`ERROR`].
+/// [`UsageError`] or an unusable plan, [`INCOMPLETE`] for a merge with too
+/// few variants, else [`ERROR`].
 pub fn code_of(error: &anyhow::Error) -> i32 {
+    if error
+        .downcast_ref::<crate::analyze::shards::TooFewVariants>()
+        .is_some()
+    {
+        return INCOMPLETE;
+    }
     if error.downcast_ref::<UsageError>().is_some()
         || error
             .downcast_ref::<crate::layout::shard::PlanError>()

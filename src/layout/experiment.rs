@@ -363,6 +363,7 @@ fn new_report(
         runs: Vec::new(),
         explain: None,
         analyze: None,
+        shards: None,
     }
 }
 

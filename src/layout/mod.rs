@@ -5,8 +5,10 @@
 //! names). Seeds → perturbations are in `variants`, templates, the cache and
 //! parallel builds in `builds`, the work directory, sources and build jobs in
 //! `plan`, the look loop and the run schedule in `experiment`, the verdicts
-//! in `analysis`, `--explain` in `explain` and `profile`; `render` is the
-//! only part that writes prose (terminal, Markdown, HTML, JSON).
+//! in `analysis`, `--explain` in `explain` and `profile`; scale-out plans
+//! and shard results in `shard`, the merged facts in `merged`, running a plan
+//! or one shard in `shard_run`; `render` is the only part that writes prose
+//! (terminal, Markdown, HTML, JSON).
 
 pub mod analysis;
 pub mod builds;
@@ -14,6 +16,7 @@ pub mod emit;
 pub mod experiment;
 pub mod explain;
 pub mod explanation;
+pub mod merged;
 pub mod plan;
 pub mod profile;
 pub mod render;
@@ -258,12 +261,24 @@ pub enum Undecided {
     },
     /// Layout spread: about this many layouts would likely decide.
     LayoutSpread { layouts: usize },
+    /// Shards on different CPU models point opposite ways (FASTER on one,
+    /// SLOWER on another): no pooled verdict stands for all of them.
+    DependsOnMachine { models: Vec<MachineEffect> },
     /// The estimate sits too close to the margin for any layout budget: these
     /// margins (fractions) would decide SAME, or the direction.
     NearMargin {
         margin_for_same: f64,
         margin_for_effect: Option<f64>,
     },
+}
+
+/// One CPU model's effect, for [`Undecided::DependsOnMachine`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineEffect {
+    pub cpu_model: String,
+    /// Ratio B/A on that model.
+    pub estimate: f64,
+    pub verdict: Verdict,
 }
 
 /// One cell row of the matrix: a build on a metric.
@@ -402,6 +417,8 @@ pub struct LayoutReport {
     pub explain: Option<explanation::Explain>,
     /// Present when `analyze` read the runs from files instead of running them.
     pub analyze: Option<crate::run::Imported>,
+    /// Present when `analyze` merged the shard results of a plan.
+    pub shards: Option<merged::Merged>,
 }
 
 impl LayoutReport {

@@ -11,6 +11,10 @@
 //! content. Running a shard is in `shard_run`.
 
 use super::experiment::look_sizes;
+pub use super::merged::{
+    Machine, Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, ShardProblem,
+    ShardStatus,
+};
 use super::variants::{ShuffleLinker, Source, Variant};
 use super::{BuildSpec, LayoutOptions, MIN_VARIANTS};
 use crate::run::metric::MetricSpec;
@@ -323,47 +327,6 @@ fn waves(sizes: &[usize], per_shard: usize) -> Vec<Wave> {
         start = size;
     }
     waves
-}
-
-/// How a shard ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ShardStatus {
-    Ok,
-    Failed,
-}
-
-/// The machine a shard ran on (from `run::environment::capture`, and the host name).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Machine {
-    pub host: Option<String>,
-    pub cpu_model: Option<String>,
-    pub kernel: Option<String>,
-    pub governor: Option<String>,
-    pub load_average: Option<[f64; 3]>,
-    pub logical_cpus: usize,
-}
-
-impl Machine {
-    /// The facts of `environment` and this machine's host name.
-    pub fn of(environment: &crate::run::environment::Environment) -> Machine {
-        Machine {
-            host: host_name(),
-            cpu_model: environment.cpu_model.clone(),
-            kernel: environment.kernel.clone(),
-            governor: environment.governor.clone(),
-            load_average: environment.load_average,
-            logical_cpus: environment.logical_cpus,
-        }
-    }
-}
-
-/// The kernel's host name, `None` when unreadable.
-fn host_name() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
 }
 
 /// `DIR/results/shard-K.json`.

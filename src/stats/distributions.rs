@@ -5,7 +5,7 @@
 //! reaching the incomplete beta function). Every caller here would rather get
 //! a NaN and turn it into `None`/`Unknown`, so the guards live in one place.
 
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 fn standard_normal() -> Option<Normal> {
     Normal::new(0.0, 1.0).ok()
@@ -56,6 +56,24 @@ pub(super) fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
     }
     match StudentsT::new(0.0, 1.0, df) {
         Ok(distribution) => (2.0 * distribution.sf(t.abs())).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Upper tail P(F ≥ f) of the F distribution with (`df1`, `df2`) degrees of
+/// freedom (fractional allowed). NaN when an argument is invalid.
+pub(super) fn f_sf(f: f64, df1: f64, df2: f64) -> f64 {
+    if f.is_nan() || df1.is_nan() || df2.is_nan() || df1 <= 0.0 || df2 <= 0.0 {
+        return f64::NAN;
+    }
+    if f <= 0.0 {
+        return 1.0;
+    }
+    if f.is_infinite() {
+        return 0.0;
+    }
+    match FisherSnedecor::new(df1, df2) {
+        Ok(distribution) => distribution.sf(f).clamp(0.0, 1.0),
         Err(_) => f64::NAN,
     }
 }

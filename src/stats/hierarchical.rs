@@ -205,19 +205,19 @@ pub fn default_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, f64,
 }
 
 /// A sample's trimmed mean and the squared standard error of it.
-struct Trimmed {
-    mean: f64,
+pub(super) struct Trimmed {
+    pub(super) mean: f64,
     /// (n − 1)·s²_w / (h·(h − 1)).
-    squared_error: f64,
+    pub(super) squared_error: f64,
     /// Values left after trimming (h).
-    kept: usize,
+    pub(super) kept: usize,
     /// Values trimmed from each end (g).
-    trimmed: usize,
+    pub(super) trimmed: usize,
 }
 
 /// g = ⌊γ·n⌋, h = n − 2g; the winsorized variance s²_w has divisor n − 1.
 /// `None` with h < 2 or a non-finite value.
-fn trimmed_parts(xs: &[f64], trim: f64) -> Option<Trimmed> {
+pub(super) fn trimmed_parts(xs: &[f64], trim: f64) -> Option<Trimmed> {
     if xs.iter().any(|x| !x.is_finite()) || !(0.0..0.5).contains(&trim) {
         return None;
     }

@@ -14,6 +14,7 @@ pub mod bootstrap;
 pub mod descriptive;
 mod distributions;
 pub mod hierarchical;
+pub mod interaction;
 pub mod layout_sim;
 pub mod mann_whitney;
 pub mod multiple;

@@ -6,6 +6,7 @@
 use super::prose;
 use crate::layout::builds::BuildResult;
 use crate::layout::explanation::Explain;
+use crate::layout::merged::Merged;
 use crate::layout::variants::{SourceStatus, Variant};
 use crate::layout::{
     BuildSpec, LayoutReport, LayoutRun, Look, MatrixRow, RatioInterval, Settings, Status, Timing,
@@ -40,6 +41,8 @@ pub struct Document<'a> {
     explain: Option<&'a Explain>,
     #[serde(skip_serializing_if = "Option::is_none")]
     analyze: Option<&'a Imported>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shards: Option<&'a Merged>,
 }
 
 /// One matrix row.
@@ -93,6 +96,7 @@ pub fn document(report: &LayoutReport) -> Document<'_> {
         runs: &report.runs,
         explain: report.explain.as_ref(),
         analyze: report.analyze.as_ref(),
+        shards: report.shards.as_ref(),
     }
 }
 

@@ -131,6 +131,10 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
             "layout moves a single-layout ratio by up to ±{}%: about {layouts} layouts would likely decide (--layouts auto --max-layouts {layouts})",
             pct(layout_noise)
         ),
+        Undecided::DependsOnMachine { models } => format!(
+            "the effect depends on the machine: {}; read the per-model estimates, or decide per CPU model",
+            machine_effects(models)
+        ),
         Undecided::NearMargin {
             margin_for_same,
             margin_for_effect,
@@ -223,9 +227,145 @@ pub fn note(note: &Note) -> String {
     }
 }
 
-/// Every note of the report in words, in order.
+/// "SLOWER on X (+5.1%), FASTER on Y (−4.9%)".
+pub fn machine_effects(models: &[crate::layout::MachineEffect]) -> String {
+    models
+        .iter()
+        .map(|m| {
+            format!(
+                "{} on {} ({})",
+                m.verdict,
+                m.cpu_model,
+                signed_percent(m.estimate - 1.0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "+5.1%", "−4.9%".
+fn signed_percent(x: f64) -> String {
+    let text = format!("{:.1}%", x.abs() * 100.0);
+    if x < 0.0 {
+        format!("−{text}")
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// Every note of the report in words, in order: a merge's shard problems,
+/// per-model estimates and next wave first.
 pub fn notes(report: &LayoutReport) -> Vec<String> {
-    report.notes.iter().map(note).collect()
+    let mut lines = report.shards.as_ref().map(shard_lines).unwrap_or_default();
+    lines.extend(report.notes.iter().map(note));
+    lines
+}
+
+/// A merge's lines: each shard problem, each comparison's per-model
+/// estimates and interaction test, and whether another wave is needed.
+pub fn shard_lines(merged: &crate::layout::merged::Merged) -> Vec<String> {
+    let mut lines: Vec<String> = merged.problems.iter().map(shard_problem).collect();
+    let used: Vec<&crate::layout::merged::MergedShard> =
+        merged.shards.iter().filter(|s| s.used).collect();
+    lines.push(format!(
+        "merged {} shard{} of {} ({} variants) through wave {}",
+        used.len(),
+        if used.len() == 1 { "" } else { "s" },
+        merged.plan,
+        used.iter().map(|s| s.variants.len()).sum::<usize>(),
+        merged.wave
+    ));
+    for c in &merged.models {
+        let models = c
+            .models
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} {} [{}, {}] {} ({} variants)",
+                    m.cpu_model,
+                    ratio(m.estimate),
+                    ratio(m.low),
+                    ratio(m.high),
+                    m.verdict,
+                    m.variants
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let test = c.interaction.map_or_else(
+            || "no interaction test (too few variants per model)".to_string(),
+            |i| {
+                format!(
+                    "{} across models ({}, p = {})",
+                    if c.flagged {
+                        "the effect differs"
+                    } else {
+                        "no evidence the effect differs"
+                    },
+                    match i.test {
+                        crate::stats::interaction::InteractionTest::Yuen => "Yuen's trimmed t",
+                        crate::stats::interaction::InteractionTest::WelchTrimmedAnova =>
+                            "Welch's ANOVA on trimmed means",
+                    },
+                    format_p(i.p_value)
+                )
+            },
+        );
+        lines.push(format!(
+            "{} {} per CPU model: {models}; {test}",
+            c.build, c.metric
+        ));
+    }
+    if let Some(next) = merged.next_wave {
+        lines.push(format!(
+            "another wave is needed: {} comparison{} undecided; run wave {} (shards {}..={}), then merge again",
+            next.undecided,
+            if next.undecided == 1 { " is" } else { "s are" },
+            next.wave,
+            next.shards[0],
+            next.shards[1]
+        ));
+    }
+    lines
+}
+
+fn format_p(p: f64) -> String {
+    if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// One shard problem in one line.
+pub fn shard_problem(problem: &crate::layout::merged::ShardProblem) -> String {
+    use crate::layout::merged::ShardProblem;
+    match problem {
+        ShardProblem::Missing { wave, shards } => format!(
+            "missing shard{} {} of wave {wave}: no result file; {} variants left out",
+            if shards.len() == 1 { "" } else { "s" },
+            listed(shards, 8),
+            if shards.len() == 1 { "its" } else { "their" }
+        ),
+        ShardProblem::Failed { shard, host, cause } => format!(
+            "shard {shard} failed{}: {cause}; its variants are left out",
+            host.as_deref().map(|h| format!(" on {h}")).unwrap_or_default()
+        ),
+        ShardProblem::Duplicate {
+            shard,
+            ignored,
+            used,
+        } => format!(
+            "duplicate shard {shard}: {ignored} is ignored, {used} (started later) is used"
+        ),
+        ShardProblem::Foreign { file, why } => format!("foreign shard {file}: {why}; ignored"),
+        ShardProblem::Unreadable { file, error } => {
+            format!("unreadable shard result {file}: {error}; ignored")
+        }
+        ShardProblem::NoDefaultLayout { first_seed } => format!(
+            "the default layout (seed 0, shard 1) is not among the merged variants: the default-layout column is seed {first_seed}'s"
+        ),
+    }
 }
 
 /// What the matrix's numbers are: the interval level, the margin, the

@@ -321,6 +321,7 @@ fn report() -> LayoutReport {
         runs: Vec::new(),
         explain: Some(explain()),
         analyze: None,
+        shards: None,
     }
 }
 
