@@ -155,3 +155,94 @@ fn bad_emit_input_is_one_line_and_exit_2() {
     assert!(!exp.join("submit.sbatch").exists());
     assert!(!exp.join("job.yaml").exists());
 }
+
+/// `analyze DIR/results/ --emit slurm` after wave 1 of a `--layouts auto`
+/// plan: the job file of wave 2 when a comparison is undecided, nothing when
+/// every one is decided. The fixture's modelled cost makes the verdicts
+/// exact: B at 3% more work sits on the ±3% margin (UNKNOWN), at 30% it is
+/// SLOWER.
+#[test]
+fn the_merge_emits_the_next_wave_only_when_one_is_needed() {
+    if !common::require_tool("cc") {
+        return;
+    }
+    let src = common::fixture("layout", "placed.c");
+    let src = src.display();
+    for (work, next_wave) in [("103", true), ("130", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = ghostbench()
+            .current_dir(dir.path())
+            .args([
+                "layout",
+                "-b",
+                &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+                "-b",
+                &format!("B=cc -O2 -DWORK={work} {{cflags}} {{ldflags}} {src} -o {{out}}"),
+                "--metric",
+                "regex:cost (?P<cost>[0-9]+)",
+                "--layouts",
+                "auto",
+                "--max-layouts",
+                "16",
+                "--rounds",
+                "1",
+                "--warmup",
+                "0",
+                "--margin",
+                "3",
+                "--plan-only",
+                "exp",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for k in 1..=4 {
+            let out = ghostbench()
+                .current_dir(dir.path())
+                .args(["layout", "--quiet", "--plan", "exp/plan.json", "--shard"])
+                .arg(format!("{k}/8"))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let out = ghostbench()
+            .current_dir(dir.path())
+            .args([
+                "analyze",
+                "exp/results/",
+                "--emit",
+                "slurm",
+                "--concurrency",
+                "2",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let wave2 = dir.path().join("exp/submit-wave2.sbatch");
+        if next_wave {
+            let script =
+                std::fs::read_to_string(&wave2).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+            assert!(script.contains("#SBATCH --array=5-8%2\n"), "{script}");
+            assert!(
+                script.contains("--shard \"${SLURM_ARRAY_TASK_ID}/8\""),
+                "{script}"
+            );
+        } else {
+            assert!(!wave2.exists(), "{stdout}");
+            assert!(stdout.contains("no further wave needed"), "{stdout}");
+        }
+    }
+}
