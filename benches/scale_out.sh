@@ -103,42 +103,59 @@ now() { date +%s.%N; }
 # --- one process (its own directory, so it builds everything itself)
 mkdir one && cd one
 t0=$(now)
-"$gb" layout --quiet --color never --plan "$tmp/plan/plan.json" --json one.json >one.txt
+"$gb" layout --quiet --color never --plan "$tmp/plan/plan.json" --json one.json >one.txt 2>one.err
 t1=$(now)
-cd "$tmp"
 
-# --- 4 shards on Slurm, at most $cpus at once, then the merge
+# --- 4 shards on Slurm, at most $cpus at once (sbatch from a fresh directory:
+# the shards build there), then the merge
+mkdir "$tmp/parallel" && cd "$tmp/parallel"
 "$gb" layout --plan "$tmp/plan/plan.json" --emit slurm --concurrency "$cpus" >/dev/null
 t2=$(now)
 sbatch --wait "$tmp/plan/submit.sbatch" >/dev/null
 t3=$(now)
-"$gb" analyze "$tmp/plan/results/" --json merged.json >merged.txt
+"$gb" analyze "$tmp/plan/results/" --json merged.json >merged.txt 2>merged.err
 t4=$(now)
+mv "$tmp/plan/results" "$tmp/parallel/results"
 
-python3 - "$t0" "$t1" "$t2" "$t3" "$t4" "$cpus" "$(nproc)" <<'PY'
+# --- the same 4 shards one at a time: each shard's time alone on the
+# machine, as on N machines with one shard each
+mkdir "$tmp/serial" && cd "$tmp/serial"
+"$gb" layout --plan "$tmp/plan/plan.json" --emit slurm --concurrency 1 >/dev/null
+t5=$(now)
+sbatch --wait "$tmp/plan/submit.sbatch" >/dev/null
+t6=$(now)
+"$gb" analyze "$tmp/plan/results/" --json merged.json >merged.txt 2>merged.err
+t7=$(now)
+mv "$tmp/plan/results" "$tmp/serial/results"
+cd "$tmp"
+
+python3 - "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$t6" "$t7" "$cpus" "$(nproc)" <<'PY'
 import glob, json, math, sys
-t0, t1, t2, t3, t4 = map(float, sys.argv[1:6])
-cpus, nproc = int(sys.argv[6]), int(sys.argv[7])
-one, merged = json.load(open("one/one.json")), json.load(open("merged.json"))
-shards = sorted((json.load(open(p)) for p in glob.glob("plan/results/shard-*.json")), key=lambda s: s["shard"])
-local, slurm, merge = t1 - t0, t3 - t2, t4 - t3
+t = list(map(float, sys.argv[1:9]))
+cpus, nproc = int(sys.argv[9]), int(sys.argv[10])
+local = t[1] - t[0]
 def verdict(r):
-    return {(row["build"], row["metric"]): row["comparison"]["verdict"] for row in r["matrix"] if row.get("comparison")}
-print(f"plan: 2 builds x 8 layouts x {one['settings']['rounds']} rounds, 4 shards of 2 variants; {nproc} CPUs, Slurm runs {cpus} shards at once")
-print(f"one process:        {local:6.1f} s   verdicts {verdict(one)}")
-print(f"4 shards on Slurm:  {slurm:6.1f} s   (sbatch --wait, submit to last shard's end)")
-print(f"merge:              {merge:6.1f} s   verdicts {verdict(merged)}")
-print(f"Slurm + merge / one process = {(slurm + merge) / local:.2f}")
-times = [s["elapsed_s"] for s in shards]
-for s in shards:
-    print(f"  shard {s['shard']}: {s['elapsed_s']:5.1f} s  status {s['status']}  host {s['machine']['host']}")
-mean, longest = sum(times) / len(times), max(times)
-print(f"shard time: mean {mean:.1f} s, longest {longest:.1f} s, sum {sum(times):.1f} s; one process / sum of shards = {local / sum(times):.2f}")
-print("expected on N machines (one shard per machine at a time): wall = ceil(4/N) x longest shard + merge")
+    return {f"{row['build']}/{row['metric']}": row["comparison"]["verdict"] for row in r["matrix"] if row.get("comparison")}
+def shards(d):
+    return sorted((json.load(open(p)) for p in glob.glob(f"{d}/results/shard-*.json")), key=lambda s: s["shard"])
+one = json.load(open("one/one.json"))
+print(f"plan: 2 builds x 8 layouts x {one['settings']['rounds']} rounds, 4 shards of 2 variants; {nproc} CPUs")
+print(f"one process:                        {local:6.1f} s   verdicts {verdict(one)}")
+for name, d, wall, merge, at_once in (("4 shards on Slurm, %d at once" % cpus, "parallel", t[3] - t[2], t[4] - t[3], cpus),
+                                      ("4 shards on Slurm, 1 at once", "serial", t[6] - t[5], t[7] - t[6], 1)):
+    merged = json.load(open(f"{d}/merged.json"))
+    s = shards(d)
+    times = [x["elapsed_s"] for x in s]
+    print(f"{name + ':':36}{wall:6.1f} s + merge {merge:.1f} s = {(wall + merge) / local:.2f} x one process; merged verdicts {verdict(merged)}")
+    print("    shard times: " + ", ".join(f"{x['shard']}: {x['elapsed_s']:.1f} s ({x['status']})" for x in s)
+          + f"; sum {sum(times):.1f} s, scheduling overhead {wall - sum(times) / at_once:.1f} s")
+serial = [x["elapsed_s"] for x in shards("serial")]
+merge = t[7] - t[6]
+longest, mean = max(serial), sum(serial) / len(serial)
+print(f"one process / sum of lone shard times = {local / sum(serial):.2f} (what splitting costs: each shard's own setup)")
+print("expected on N machines, one shard each at a time (lone shard times): wall = ceil(4/N) x longest + merge")
 for n in (1, 2, 4):
-    wall = math.ceil(len(times) / n) * longest + merge
-    print(f"  N={n}: {wall:5.1f} s, speed-up over one process {local / wall:.2f}x")
-k = 32
-per = mean  # a shard of 2 variants costs the same whatever the plan's size
-print(f"  a 32-layout plan in {k//2} shards on 16 machines: ~{per + merge:.1f} s vs ~{local * k / 8:.0f} s in one process ({local * k / 8 / (per + merge):.0f}x)")
+    wall = math.ceil(len(serial) / n) * longest + merge
+    print(f"  N={n}: {wall:5.1f} s, {local / wall:.2f}x the one-process run")
+print(f"  a 32-layout plan (16 shards of 2) on 16 machines: ~{longest + merge:.1f} s vs ~{local * 4:.0f} s in one process (~{local * 4 / (longest + merge):.0f}x), one-process time taken as linear in layouts")
 PY
