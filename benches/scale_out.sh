@@ -7,7 +7,9 @@
 #
 # The cluster is brought up here as tests/common/slurm.rs does (munged on its
 # own socket, slurmctld/slurmd -D on a free port pair, all in a temp dir) and
-# stopped by pid at exit. Needs root, slurm-wlm, munge and cc.
+# stopped by pid at exit. Needs root, slurm-wlm, munge and cc. MinJobAge=4
+# keeps `sbatch --wait` polling every 2 s (it sleeps 2, 8, 32 s between polls
+# while those are under half of MinJobAge, default 300 s).
 #
 # Usage: benches/scale_out.sh [WORK] [ROUNDS]
 #   WORK: the fixture's work in percent of ~20 ms (default 500: ~0.1 s runs);
@@ -79,6 +81,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 ReturnToService=2
 SchedulerType=sched/backfill
+MinJobAge=4
 $node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -139,6 +142,7 @@ def verdict(r):
 def shards(d):
     return sorted((json.load(open(p)) for p in glob.glob(f"{d}/results/shard-*.json")), key=lambda s: s["shard"])
 one = json.load(open("one/one.json"))
+overhead = {}
 print(f"plan: 2 builds x 8 layouts x {one['settings']['rounds']} rounds, 4 shards of 2 variants; {nproc} CPUs")
 print(f"one process:                        {local:6.1f} s   verdicts {verdict(one)}")
 for name, d, wall, merge, at_once in (("4 shards on Slurm, %d at once" % cpus, "parallel", t[3] - t[2], t[4] - t[3], cpus),
@@ -147,15 +151,19 @@ for name, d, wall, merge, at_once in (("4 shards on Slurm, %d at once" % cpus, "
     s = shards(d)
     times = [x["elapsed_s"] for x in s]
     print(f"{name + ':':36}{wall:6.1f} s + merge {merge:.1f} s = {(wall + merge) / local:.2f} x one process; merged verdicts {verdict(merged)}")
+    span = max(x["started_unix"] + x["elapsed_s"] for x in s) - min(x["started_unix"] for x in s)
+    overhead[d] = wall - span
     print("    shard times: " + ", ".join(f"{x['shard']}: {x['elapsed_s']:.1f} s ({x['status']})" for x in s)
-          + f"; sum {sum(times):.1f} s, scheduling overhead {wall - sum(times) / at_once:.1f} s")
+          + f"; sum {sum(times):.1f} s; first start to last end {span:.1f} s, so Slurm's start latency and sbatch's polling add {wall - span:.1f} s")
 serial = [x["elapsed_s"] for x in shards("serial")]
 merge = t[7] - t[6]
+slurm = overhead["parallel"]
 longest, mean = max(serial), sum(serial) / len(serial)
 print(f"one process / sum of lone shard times = {local / sum(serial):.2f} (what splitting costs: each shard's own setup)")
-print("expected on N machines, one shard each at a time (lone shard times): wall = ceil(4/N) x longest + merge")
+print(f"expected on N machines, one shard each at a time: wall = ceil(4/N) x longest lone shard ({longest:.1f} s) + Slurm's latency ({slurm:.1f} s, measured above) + merge")
 for n in (1, 2, 4):
-    wall = math.ceil(len(serial) / n) * longest + merge
+    wall = math.ceil(len(serial) / n) * longest + slurm + merge
     print(f"  N={n}: {wall:5.1f} s, {local / wall:.2f}x the one-process run")
-print(f"  a 32-layout plan (16 shards of 2) on 16 machines: ~{longest + merge:.1f} s vs ~{local * 4:.0f} s in one process (~{local * 4 / (longest + merge):.0f}x), one-process time taken as linear in layouts")
+big = longest + slurm + merge
+print(f"  a 32-layout plan (16 shards of 2) on 16 machines: ~{big:.1f} s vs ~{local * 4:.0f} s in one process (~{local * 4 / big:.0f}x), one-process time taken as linear in layouts")
 PY

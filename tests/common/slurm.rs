@@ -18,6 +18,9 @@
 //!   CR_CPU gives each array task one CPU, so tasks run side by side.
 //! - The node must not claim more memory than `slurmd -C` finds, or it is
 //!   drained at registration: the conf copies `slurmd -C`'s NodeName line.
+//! - `sbatch --wait` sleeps 2, 8, 32 s between polls while the sleep is under
+//!   half of MinJobAge (default 300 s): 4 shards of 3 s took 42 s to "finish".
+//!   MinJobAge=4 keeps it polling every 2 s.
 //! - `/etc/slurm/plugstack.conf` may name SPANK plugins: the conf points
 //!   PlugStackConfig at an empty file of its own.
 
@@ -296,6 +299,7 @@ fn slurm_conf(dir: &Path) -> String {
          JobAcctGatherType=jobacct_gather/none\n\
          ReturnToService=2\n\
          SchedulerType=sched/backfill\n\
+         MinJobAge=4\n\
          {node} NodeAddr=127.0.0.1 State=UNKNOWN\n\
          PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP\n"
     )
