@@ -297,14 +297,19 @@ pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
             pads.push((k, object));
             continue;
         }
-        std::fs::write(&source, &text)?;
+        // Shards on one machine may share this directory: assemble under
+        // names of this process, then rename into place (atomic), object first.
+        let pid = std::process::id();
+        let temp_source = dir.join(format!("pad{k}.{pid}.s"));
+        let temp_object = dir.join(format!("pad{k}.{pid}.o"));
+        std::fs::write(&temp_source, &text)?;
         let cc = launch::tool("cc")?;
         let argv = [
             cc.display().to_string(),
             "-c".to_string(),
-            source.display().to_string(),
+            temp_source.display().to_string(),
             "-o".to_string(),
-            object.display().to_string(),
+            temp_object.display().to_string(),
         ];
         match Launch::new(&argv).run_ok() {
             Ok(_) => {}
@@ -316,6 +321,8 @@ pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
             ),
             Err((error, None)) => bail!("cc -c {}: {error}", source.display()),
         }
+        std::fs::rename(&temp_object, &object)?;
+        std::fs::rename(&temp_source, &source)?;
         pads.push((k, object));
     }
     Ok(pads)

@@ -17,7 +17,7 @@
 //!   df = (J − 1, 1/(3/(J² − 1)·Σ(1 − w/U)²/(h − 1))). For J = 2 it is
 //!   Yuen's test (F = t², the same p).
 //!
-//! docs/methodology.md §11 gives the false-alarm rate and the power of the
+//! docs/methodology.md §12 gives the false-alarm rate and the power of the
 //! test on simulated shards with wild runs (the simulation is a unit test here).
 
 use super::distributions::{f_sf, student_t_two_sided_p};
