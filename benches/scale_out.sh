@@ -50,8 +50,9 @@ import socket
 a, b = socket.socket(), socket.socket()
 a.bind(("127.0.0.1", 0)); b.bind(("127.0.0.1", 0))
 print(a.getsockname()[1], b.getsockname()[1])')
-host=$(hostname -s)
 node=$(slurmd -C | grep '^NodeName=')
+host=${node#NodeName=}
+host=${host%% *} # the short host name, as slurmd looks itself up
 cat >"$c/slurm.conf" <<EOF
 ClusterName=ghostbench
 SlurmctldHost=$host(127.0.0.1)

@@ -257,16 +257,18 @@ impl Drop for Cluster {
 
 /// The slurm.conf of a one-node cluster whose files all live in `dir`.
 fn slurm_conf(dir: &Path) -> String {
-    let host = text(must(
-        Command::new("hostname").arg("-s").output(),
-        "hostname -s",
-    ));
     let node = text(must(Command::new("slurmd").arg("-C").output(), "slurmd -C"));
     // "NodeName=vm CPUs=2 Boards=1 … RealMemory=24105" then "UpTime=…".
     let node = node
         .lines()
         .find(|l| l.starts_with("NodeName="))
         .unwrap_or_else(|| panic!("slurmd -C printed no NodeName line: {node}"))
+        .to_string();
+    // slurmd -C names the node as slurmd will look itself up: the short host name.
+    let host = node["NodeName=".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
         .to_string();
     let (ctld_port, slurmd_port) = free_port_pair();
     let d = dir.display();
