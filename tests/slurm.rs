@@ -119,11 +119,23 @@ fn four_slurm_shards_merge_to_the_one_process_verdicts() {
             text(&out.stderr),
             cluster.logs()
         );
+        let mut spans = Vec::new();
         for k in 1..=4 {
             let shard = read_json(&dir.join(format!("results/shard-{k}.json")));
             assert_eq!(shard["status"], "ok", "{name}: shard {k}\n{logs}");
             assert_eq!(shard["shard"], k);
             assert_eq!(shard["seeds"].as_array().unwrap().len(), 2);
+            let start = shard["started_unix"].as_f64().unwrap();
+            spans.push((start, start + shard["elapsed_s"].as_f64().unwrap()));
+        }
+        // select/cons_tres with CR_CPU gives each task one CPU: with two or
+        // more, the array's first two tasks start together and overlap.
+        if cluster.cpus() >= 2 {
+            let overlap = spans
+                .iter()
+                .enumerate()
+                .any(|(i, a)| spans[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1));
+            assert!(overlap, "{name}: no two shards ran at once: {spans:?}");
         }
 
         let merged = dir.join("merged.json");

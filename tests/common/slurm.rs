@@ -127,6 +127,19 @@ impl Cluster {
         self.dir.path()
     }
 
+    /// The node's CPUs, as slurmctld counts them.
+    pub fn cpus(&self) -> usize {
+        let out = self
+            .command("sinfo")
+            .args(["--noheader", "--format=%c"])
+            .output()
+            .expect("sinfo");
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("sinfo --format=%c: {:?}", out))
+    }
+
     /// The cluster's slurm.conf, for `SLURM_CONF`.
     pub fn conf(&self) -> PathBuf {
         self.dir.path().join("slurm.conf")
