@@ -56,5 +56,5 @@ for k in ("old", "new"):
     print(k, "false-sharing warnings", c[("false-sharing", "warning")], "notes", c[("false-sharing", "note")],
           "split-lock-risk", sum(v for (kind, _), v in c.items() if kind == "split-lock-risk"))
     if "lock_sites" in r:
-        print(k, "lock sites", json.dumps(r["lock_sites"]))
+        print(k, "lock sites", json.dumps({a: b for a, b in r["lock_sites"].items() if a != "list"}))
 PY

@@ -15,22 +15,11 @@ unm = ls.get("unmapped", {})
 print(f"sites {ls['sites']}  exact {ls['exact']}  inferred {ls['inferred']}  "
       f"unmapped {sum(unm.values())} " + " ".join(f"{r}={n}" for r, n in sorted(unm.items())))
 
-# One mapping per listed site address: the outermost struct path that lists it (nested structs
-# repeat the same site under their own name). A member whose evidence is `inferred` has no exact site.
-best = {}
-for s in d["structs"]:
-    for m in s.get("sync_members", []):
-        ev = m.get("locked")
-        if not ev:
-            continue
-        for i, site in enumerate(ev["sites"]):
-            kind = "inferred" if ev["inferred"] else ("exact" if i == 0 else "exact?")
-            row = (site["address"], site["function"], site["op"], f"{s['name']}.{m['path']}", kind)
-            cur = best.get(site["address"])
-            if cur is None or len(row[3]) > len(cur[3]):
-                best[site["address"]] = row
-rows = sorted(best.values())
-print(f"listed mapped sites (JSON keeps <= 3 per member): {len(rows)}")
+# Every site and its outcome is in lock_sites.list (exact / inferred / the unmapped reason);
+# the sample is drawn from all mapped sites, each with the outermost member it maps to.
+rows = sorted((r["address"], r["function"], r["op"], (r.get("members") or ["?"])[0], r["outcome"])
+              for r in ls.get("list", []) if r["outcome"] in ("exact", "inferred"))
+print(f"mapped sites: {len(rows)}")
 random.seed(seed)
 sample = sorted(random.sample(rows, min(k, len(rows))))
 for addr, fn, op, member, kind in sample:

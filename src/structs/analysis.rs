@@ -60,6 +60,14 @@ pub fn run(
             total,
         })
     })?;
+    let mut lock_stats = parsed.lock_stats;
+    for (row, site) in lock_stats.list.iter_mut().zip(&sites.sites) {
+        row.function = sites
+            .functions
+            .get(site.function as usize)
+            .cloned()
+            .unwrap_or_default();
+    }
     let mut structs = parsed.structs;
     by_use::attach(&mut structs, &parsed.lock_uses, &sites);
     structs
@@ -120,7 +128,7 @@ pub fn run(
         line: options.line,
         units: parsed.units,
         warnings: parsed.warnings,
-        lock_sites: parsed.lock_stats,
+        lock_sites: lock_stats,
         structs: selected_structs,
         hazards: found,
         suggestions,

@@ -30,7 +30,13 @@ pub fn attach(structs: &mut [StructLayout], uses: &[LockUse], sites: &LockSites)
         for path in paths {
             let group = &by_path[path];
             let evidence = evidence(group, sites);
-            let (offset, size) = (group[0].offset, group[0].size);
+            // The widest operand seen on the member (a byte-wide `lock orb` on one
+            // of its bytes covers less of it than a `lock btsq`).
+            let widest = group
+                .iter()
+                .max_by_key(|u| (u.size, std::cmp::Reverse(u.offset)))
+                .unwrap_or(&group[0]);
+            let (offset, size) = (widest.offset, widest.size);
             // A typed atomic or lock covering the same bytes takes the evidence.
             if let Some(m) = s
                 .sync_members
@@ -94,6 +100,11 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
                         .cloned()
                         .unwrap_or_default(),
                     op: site.op.clone(),
+                    mapping: if o.0 {
+                        Mapping::Inferred
+                    } else {
+                        Mapping::Exact
+                    },
                 }
             })
             .collect(),

@@ -3,13 +3,12 @@
 //! `xchg` with memory, `cmpxchg`, `cmpxchg8b`/`16b`, `xadd`) with their memory
 //! operand. Functions are decoded in parallel (rayon); only those instructions are
 //! kept, so a kernel's 30 MB of text costs one linear decode. `dwarf/` maps the
-//! operands to members.
+//! operands to members; `chain` walks back from each site to where its base
+//! register's value came from.
 
-use super::types::{Derived, LockSite};
-use iced_x86::{
-    Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
-    Register,
-};
+use super::chain::{chains, dwarf_register, jump_target, Chunk};
+use super::types::LockSite;
+use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 use rayon::prelude::*;
 
@@ -22,13 +21,6 @@ pub struct LockSites {
     /// An `ET_REL` object: code addresses are section offsets, RIP targets need
     /// relocations, so RIP-relative operands are not resolved.
     pub relocatable: bool,
-}
-
-/// A range of code to decode: one function, or a whole section without symbols.
-struct Chunk<'a> {
-    address: u64,
-    bytes: &'a [u8],
-    name: u32,
 }
 
 /// Decode `file`'s executable sections (x86-64 only; other machines give no sites).
@@ -73,6 +65,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
                 None => (String::new(), end),
             };
             if next > at {
+                let entry = !name.is_empty() && !name.contains('.') && name.len() < 4096;
                 functions.push(name);
                 let lo = (at - start) as usize;
                 let hi = (next - start) as usize;
@@ -80,15 +73,33 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
                     address: at,
                     bytes: &data[lo..hi],
                     name: (functions.len() - 1) as u32,
+                    entry,
                 });
             }
             at = next.max(at + (next <= at) as u64);
         }
     }
-    let mut sites: Vec<LockSite> = chunks
+    // Pass 1: the sites of every chunk, and the jumps that land outside their own
+    // chunk (a `.cold` part jumping back into its function), which are branch
+    // targets the chains of pass 2 must not walk back over.
+    let found: Vec<(usize, Vec<LockSite>, Vec<u64>)> = chunks
         .par_iter()
+        .enumerate()
         .with_min_len(64)
-        .flat_map_iter(decode)
+        .map(|(k, c)| {
+            let (sites, outside) = decode(c);
+            (k, sites, outside)
+        })
+        .filter(|f| !f.1.is_empty() || !f.2.is_empty())
+        .collect();
+    let mut outside: Vec<u64> = found.iter().flat_map(|f| f.2.iter().copied()).collect();
+    outside.sort_unstable();
+    outside.dedup();
+    // Pass 2: the chunks with sites again, whole, for each site's chain.
+    let mut sites: Vec<LockSite> = found
+        .into_par_iter()
+        .filter(|f| !f.1.is_empty())
+        .flat_map_iter(|(k, sites, _)| chains(&chunks[k], sites, &outside))
         .collect();
     sites.sort_by_key(|s| s.address);
     sites.dedup_by_key(|s| s.address);
@@ -109,89 +120,29 @@ fn demangle(name: &str) -> String {
     name.to_string()
 }
 
-/// Instructions looked back over for the one that computed a site's base register.
-const WINDOW: usize = 8;
-
-/// The lock sites of one chunk.
-fn decode(chunk: &Chunk<'_>) -> Vec<LockSite> {
+/// The lock sites of one chunk (without chains), and the targets of its jumps that
+/// lie outside it.
+fn decode(chunk: &Chunk<'_>) -> (Vec<LockSite>, Vec<u64>) {
     let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
-    let mut recent = [Instruction::default(); WINDOW];
-    let mut n = 0usize;
-    let mut factory: Option<InstructionInfoFactory> = None;
+    let end = chunk.address + chunk.bytes.len() as u64;
+    let mut instruction = Instruction::default();
     let mut out = Vec::new();
+    let mut outside = Vec::new();
     while decoder.can_decode() {
-        let slot = n % WINDOW;
-        decoder.decode_out(&mut recent[slot]);
-        n += 1;
-        let instruction = &recent[slot];
+        decoder.decode_out(&mut instruction);
         if instruction.is_invalid() {
             continue;
         }
-        if let Some(mut site) = site(instruction, chunk.name) {
-            let base = instruction.memory_base();
-            if site.base.is_some() {
-                let factory = factory.get_or_insert_with(InstructionInfoFactory::new);
-                let earlier = (1..WINDOW.min(n)).map(|back| &recent[(n - 1 - back) % WINDOW]);
-                site.derived = derive(base, earlier, factory);
+        if let Some(t) = jump_target(&instruction) {
+            if t < chunk.address || t >= end {
+                outside.push(t);
             }
+        }
+        if let Some(site) = site(&instruction, chunk.name) {
             out.push(site);
         }
     }
-    out
-}
-
-/// The instruction among `earlier` (newest first) that last wrote `register`, if
-/// it is `lea register, [from + index*scale + d]` or `mov register, from`. A branch
-/// target in between is not seen; the mapping checks `from`'s variable at the
-/// `lea`'s own address, so a wrong guess finds no variable rather than a wrong one.
-fn derive<'i>(
-    register: Register,
-    earlier: impl Iterator<Item = &'i Instruction>,
-    factory: &mut InstructionInfoFactory,
-) -> Option<Derived> {
-    for i in earlier {
-        if i.is_invalid() {
-            return None;
-        }
-        let writes = factory.info(i).used_registers().iter().any(|u| {
-            u.register().full_register() == register
-                && matches!(
-                    u.access(),
-                    OpAccess::Write
-                        | OpAccess::ReadWrite
-                        | OpAccess::CondWrite
-                        | OpAccess::ReadCondWrite
-                )
-        });
-        if !writes {
-            continue;
-        }
-        let to_register = i.op_count() == 2
-            && i.op0_kind() == OpKind::Register
-            && i.op0_register().full_register() == register;
-        return match i.mnemonic() {
-            Mnemonic::Lea if to_register && i.memory_base() != Register::RIP => Some(Derived {
-                address: i.ip(),
-                from: dwarf_register(i.memory_base())?,
-                index: i.memory_index() != Register::None,
-                displacement: i.memory_displacement64() as i64,
-            }),
-            Mnemonic::Mov
-                if to_register
-                    && i.op1_kind() == OpKind::Register
-                    && i.op1_register().size() == 8 =>
-            {
-                Some(Derived {
-                    address: i.ip(),
-                    from: dwarf_register(i.op1_register())?,
-                    index: false,
-                    displacement: 0,
-                })
-            }
-            _ => None,
-        };
-    }
-    None
+    (out, outside)
 }
 
 /// The instruction as a lock site, if it updates memory atomically.
@@ -268,36 +219,14 @@ pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
         size: instruction.memory_size().size() as u64,
         target,
         segment,
-        derived: None,
-    })
-}
-
-/// The x86-64 DWARF register number of a 64-bit general register (System V psABI).
-fn dwarf_register(r: Register) -> Option<u16> {
-    Some(match r {
-        Register::RAX => 0,
-        Register::RDX => 1,
-        Register::RCX => 2,
-        Register::RBX => 3,
-        Register::RSI => 4,
-        Register::RDI => 5,
-        Register::RBP => 6,
-        Register::RSP => 7,
-        Register::R8 => 8,
-        Register::R9 => 9,
-        Register::R10 => 10,
-        Register::R11 => 11,
-        Register::R12 => 12,
-        Register::R13 => 13,
-        Register::R14 => 14,
-        Register::R15 => 15,
-        _ => return None,
+        chain: Vec::new(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::structs::types::Link;
 
     fn one(bytes: &[u8]) -> Option<LockSite> {
         let mut d = Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
@@ -333,5 +262,115 @@ mod tests {
         let s = one(&[0x65, 0xf0, 0x0f, 0xc1, 0x02]).unwrap();
         assert!(s.segment);
         assert_eq!(s.op, "lock xadd");
+    }
+
+    /// The sites of `bytes` (one function at 0x1000, entry known) with their chains.
+    fn walked(bytes: &[u8]) -> Vec<LockSite> {
+        let chunk = Chunk {
+            address: 0x1000,
+            bytes,
+            name: 0,
+            entry: true,
+        };
+        let (sites, outside) = decode(&chunk);
+        chains(&chunk, sites, &outside)
+    }
+
+    #[test]
+    fn an_index_register_carrying_the_array_offset_adds_it() {
+        // mov %rsi,%rax; lea 3(%rax),%rsi; lock orq $1,(%rdi,%rsi,8); ret
+        let s = walked(&[
+            0x48, 0x89, 0xf0, 0x48, 0x8d, 0x70, 0x03, 0xf0, 0x48, 0x83, 0x0c, 0xf7, 0x01, 0xc3,
+        ]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].displacement, 24);
+        // %rdi is untouched from the entry: the first argument.
+        assert_eq!(
+            s[0].chain,
+            [
+                Link::Register {
+                    address: 0x1007,
+                    register: 5,
+                    offset: 0,
+                    index: false
+                },
+                Link::Entry {
+                    register: 5,
+                    offset: 0,
+                    index: false
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_base_loaded_from_memory_is_a_load_of_the_register_before() {
+        // mov 8(%rdi),%rax; lock addq $1,8(%rax); ret
+        let s = walked(&[
+            0x48, 0x8b, 0x47, 0x08, 0xf0, 0x48, 0x83, 0x40, 0x08, 0x01, 0xc3,
+        ]);
+        assert_eq!(
+            s[0].chain,
+            [
+                Link::Register {
+                    address: 0x1004,
+                    register: 0,
+                    offset: 0,
+                    index: false
+                },
+                Link::Load {
+                    offset: 0,
+                    index: false,
+                    displacement: 8,
+                    load_index: false
+                },
+                Link::Register {
+                    address: 0x1000,
+                    register: 5,
+                    offset: 0,
+                    index: false
+                },
+                Link::Entry {
+                    register: 5,
+                    offset: 0,
+                    index: false
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_loop_that_advances_the_base_stops_the_walk() {
+        // lea 0x100(%rip),%rax; xor %ecx,%ecx; lea 0x40(%rax),%rdx;
+        // 1: cmpq $0,(%rax); je 2f; mov %rcx,%rsi; xchg %rsi,(%rax);
+        // 2: add $8,%rax; cmp %rdx,%rax; jne 1b; ret
+        let s = walked(&[
+            0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00, 0x31, 0xc9, 0x48, 0x8d, 0x50, 0x40, 0x48,
+            0x83, 0x38, 0x00, 0x74, 0x06, 0x48, 0x89, 0xce, 0x48, 0x87, 0x30, 0x48, 0x83, 0xc0,
+            0x08, 0x48, 0x39, 0xd0, 0x75, 0xeb, 0xc3,
+        ]);
+        // The loop head is a jump target whose body writes %rax: no global, no entry.
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].chain.len(), 1, "{:?}", s[0].chain);
+    }
+
+    #[test]
+    fn a_loop_that_leaves_the_base_alone_is_walked_through() {
+        // mov 8(%rdi),%rcx; 1: mov (%rcx),%rax; lock cmpxchg %rdx,(%rcx); jne 1b; ret
+        let s = walked(&[
+            0x48, 0x8b, 0x4f, 0x08, 0x48, 0x8b, 0x01, 0xf0, 0x48, 0x0f, 0xb1, 0x11, 0x75, 0xf6,
+            0xc3,
+        ]);
+        assert!(matches!(
+            s[0].chain[1],
+            Link::Load {
+                displacement: 8,
+                ..
+            }
+        ));
+        assert!(matches!(
+            s[0].chain.last(),
+            Some(Link::Entry { register: 5, .. })
+        ));
     }
 }

@@ -5,13 +5,15 @@
 //!
 //! The files, lowest first: `types` (the layout types everything talks through),
 //! `elf` (opening the input), `sync` (which type names are atomics and locks),
-//! `locked` (lock sites decoded from the code), `dwarf/` (DWARF → layouts, and lock
+//! `chain` and `locked` (lock sites decoded from the code, and where their base
+//! registers came from), `dwarf/` (DWARF → layouts, and lock
 //! sites → members), `by_use` (mapped members become atomics), `layout` (pahole's
 //! summary numbers), `suggest` and `hazards` (the passes), `analysis` (the run),
 //! `render/` (text, SARIF).
 
 pub mod analysis;
 pub mod by_use;
+mod chain;
 pub mod dwarf;
 pub mod elf;
 pub mod hazards;

@@ -220,19 +220,48 @@ pub struct LockSite {
     pub target: Option<u64>,
     /// A segment override (`%gs:` per-CPU data): not mapped.
     pub segment: bool,
-    /// The base register as computed a few instructions earlier (`lea` or `mov`
-    /// from another register): the mapping retries with that register there.
-    pub derived: Option<Derived>,
+    /// How the base register got its value, walked back over straight-line code
+    /// from the site (the first link is the base register at the site itself).
+    pub chain: Vec<Link>,
 }
 
-/// `base` = `from` + index × scale + `displacement`, computed at `address`.
+/// One step back from a lock site's base register to where its value came from.
+/// Each *level* is a pointer value: `Register` links name registers that hold it
+/// (plus `offset`) at an address, where a variable's location may say what it
+/// points to; the level ends in a `Load` (the pointer was read from memory, whose
+/// address the next level describes), a `Global` or an `Entry`, or in nothing
+/// (set where the decoder does not follow: the value is untracked).
+/// `index`: an index register of unknown stride was added on this level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Derived {
-    pub address: u64,
-    pub from: u16,
-    /// The derivation had an index register (its stride is unknown).
-    pub index: bool,
-    pub displacement: i64,
+pub enum Link {
+    /// The level's value is `register` as it was at `address`, plus `offset`.
+    Register {
+        address: u64,
+        register: u16,
+        offset: i64,
+        index: bool,
+    },
+    /// The level's value is `offset` plus the pointer loaded from (the next level's
+    /// value + `displacement`, + an index of unknown stride when `load_index`).
+    Load {
+        offset: i64,
+        index: bool,
+        displacement: i64,
+        load_index: bool,
+    },
+    /// The level's value is `address` (a RIP-relative `lea`) plus `offset`.
+    Global {
+        address: u64,
+        offset: i64,
+        index: bool,
+    },
+    /// The level's value is `register` as it was on entry to the function (an
+    /// argument: nothing wrote it between the entry and here), plus `offset`.
+    Entry {
+        register: u16,
+        offset: i64,
+        index: bool,
+    },
 }
 
 /// Where a member was seen locked, for the findings: address, function, operation.
@@ -241,17 +270,20 @@ pub struct SiteRef {
     pub address: u64,
     pub function: String,
     pub op: String,
+    /// How this site mapped to the member.
+    pub mapping: Mapping,
 }
 
 /// How a member became an atomic by use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mapping {
-    /// A variable whose location at the instruction is the operand's register, or a
-    /// global variable at a RIP-relative address.
+    /// Along the site's chain, a variable whose location is the register there (or
+    /// the member a pointer was loaded from), or a global variable at a RIP-relative
+    /// address or `lea`.
     Exact,
-    /// No location covers the operand: the best-ranked candidate type among the
-    /// function's parameters and locals that has a member of the operand's size there.
+    /// The base is an argument register unchanged since the function's entry and no
+    /// location covers it: the parameter the ABI passes there (GCC units only).
     Inferred,
 }
 
@@ -289,7 +321,8 @@ pub struct LockUse {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Unmapped {
-    /// The function has no DWARF (no scope covers the address).
+    /// No function DIE with variables covers the address (no DWARF, or line tables
+    /// and function names only, as Rust's `debug = 1`).
     NoDwarf,
     /// `%gs:`/`%fs:` operands (per-CPU or thread-local data).
     Segment,
@@ -299,8 +332,42 @@ pub enum Unmapped {
     ScalarVariable,
     /// A RIP-relative address inside no variable DWARF describes.
     UnknownAddress,
-    /// No variable's location is the register, and no candidate type fits.
+    /// The base register's value was set where the decoder does not follow it (before
+    /// a branch target or a call that returns it, beyond the look-back, or by
+    /// arithmetic other than adding a constant), and no variable's location is it.
+    UntrackedBase,
+    /// The value was traced, but to nothing that names a record member: an argument
+    /// register of no pointer-to-record parameter, a negative offset (a pointer into
+    /// a container), a loaded value that is no pointer to a record.
     NoCandidate,
+}
+
+impl Unmapped {
+    /// The JSON spelling (`no-dwarf`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Unmapped::NoDwarf => "no-dwarf",
+            Unmapped::Segment => "segment",
+            Unmapped::Stack => "stack",
+            Unmapped::ScalarVariable => "scalar-variable",
+            Unmapped::UnknownAddress => "unknown-address",
+            Unmapped::UntrackedBase => "untracked-base",
+            Unmapped::NoCandidate => "no-candidate",
+        }
+    }
+}
+
+/// What became of one lock site, for auditing a sample (`lock_sites.list` in JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SiteOutcome {
+    pub address: u64,
+    pub function: String,
+    pub op: String,
+    /// `exact`, `inferred`, or the reason it is unmapped (`no-dwarf`, …).
+    pub outcome: String,
+    /// The members it maps to, `record.path` (outermost named record first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
 }
 
 /// How the lock sites of a binary mapped, for `--hazards` and the benchmarks.
@@ -312,4 +379,6 @@ pub struct LockStats {
     pub inferred: usize,
     /// Sites mapped to no member, by reason (`no-dwarf`, `segment`, …).
     pub unmapped: std::collections::BTreeMap<Unmapped, usize>,
+    /// Every site and what became of it, by address.
+    pub list: Vec<SiteOutcome>,
 }

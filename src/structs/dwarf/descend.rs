@@ -31,6 +31,11 @@ pub(super) struct Descent {
     segs: Vec<Seg>,
     leaf_at: u64,
     pub(super) leaf_size: u64,
+    /// Bytes into the scalar the offset fell (a byte-wide `lock orb` on bit 27 of a
+    /// word: 3).
+    pub(super) into: u64,
+    /// The type of the scalar reached (a pointer, when a chain loads through it).
+    pub(super) leaf_ty: usize,
 }
 
 /// Elements an index register's array is expanded into at most.
@@ -39,12 +44,32 @@ const MAX_EXPANDED: u64 = 64;
 impl Builder<'_, '_> {
     /// The record a pointer type points to (typedefs and qualifiers stripped).
     pub(super) fn pointee(&self, ty: usize) -> Option<usize> {
+        let r = self.pointee_any(ty)?;
+        matches!(self.t.nodes[r], Node::Record(_)).then_some(r)
+    }
+
+    /// The type a pointer type points to, whatever it is (typedefs and qualifiers
+    /// stripped); None for `void *` and for what is no pointer.
+    pub(super) fn pointee_any(&self, ty: usize) -> Option<usize> {
         let p = self.strip(ty);
         let Node::Pointer { target, .. } = &self.t.nodes[p] else {
             return None;
         };
-        let r = self.strip(self.target(*target)?);
-        matches!(self.t.nodes[r], Node::Record(_)).then_some(r)
+        Some(self.strip(self.target(*target)?))
+    }
+
+    /// Whether a value of type `ty` is passed in one general register (System V
+    /// INTEGER class: a pointer, an integer or enum of up to 8 bytes).
+    pub(super) fn integer_class(&mut self, ty: usize) -> bool {
+        let t = self.strip(ty);
+        match &self.t.nodes[t] {
+            Node::Pointer { .. } | Node::Enum { .. } => true,
+            // DW_ATE_float, complex_float, decimal_float go in vector registers.
+            Node::Base { encoding, .. } => {
+                !matches!(*encoding, 0x03 | 0x04 | 0x0f) && self.size(t, 0) <= 8
+            }
+            _ => false,
+        }
     }
 
     /// Follow type `start` down to the scalar at byte `offset`: through record
@@ -62,6 +87,8 @@ impl Builder<'_, '_> {
             segs: Vec::new(),
             leaf_at: 0,
             leaf_size: 0,
+            into: 0,
+            leaf_ty: start,
         };
         let mut unknown_left = unknown;
         let mut at = 0u64;
@@ -130,12 +157,27 @@ impl Builder<'_, '_> {
                 }
                 _ => {
                     d.leaf_at = at + offset;
+                    d.into = offset;
                     d.leaf_size = self.size(cur, 0);
+                    d.leaf_ty = cur;
                     return Some(d);
                 }
             }
         }
         None
+    }
+}
+
+impl Descent {
+    /// The bytes an operand of `size` updates, from the offset on, inside the scalar:
+    /// the place registered (a split lock is the operand's, not the member's).
+    pub(super) fn operand(&mut self, size: u64) {
+        let left = self.leaf_size.saturating_sub(self.into);
+        if size > 0 {
+            self.leaf_size = left.min(size);
+        } else {
+            self.leaf_size = left;
+        }
     }
 }
 

@@ -4,18 +4,18 @@
 //! lexical blocks, inlined subroutines, whose variables take their type from
 //! DW_AT_abstract_origin) are searched for one whose location at the site's address
 //! (DW_AT_location: an expression or a .debug_loc/.debug_loclists list) is the
-//! operand's base register; its type (a pointer to a record, or a record in memory)
-//! is then descended at the displacement through nested records and arrays. An
-//! index register means every element of the array the displacement falls in.
-//! RIP-relative operands are matched to the unit's global variables. When no
-//! location covers the register, the function's pointer-to-record variables are
-//! ranked (innermost scope first, parameters first) and the first with a member of
-//! the operand's size at the displacement is taken, marked inferred. Unreadable
-//! location lists count as no location: a site maps inferred or not at all.
+//! operand's base register, or a register the base came from along the site's chain
+//! (`trace`); the type found (a pointer to a record, or a record in memory) is then
+//! descended at the displacement through nested records and arrays. An index
+//! register means every element of the array the displacement falls in.
+//! RIP-relative operands are matched to the unit's global variables. Nothing is
+//! guessed from the types in scope: only an argument register unchanged since the
+//! entry maps, inferred, to its parameter. Unreadable location lists count as no
+//! location.
 
 use super::builder::Builder;
 use super::descend::registrations;
-use super::table::Function;
+use super::table::{Function, Node};
 use super::{Outcome, Slice, UnitLocks};
 use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped};
 use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
@@ -73,36 +73,49 @@ impl<'s> SiteIndex<'s> {
 
 /// Where a variable's value or storage is at one address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Loc {
+pub(super) enum Loc {
     /// The value is in the register (DW_OP_regN).
     Reg(u16),
     /// The value is register + k (DW_OP_bregN k; DW_OP_stack_value).
     RegPlus(u16, i64),
     /// The variable is in memory at register + k (DW_OP_bregN k).
     Memory(u16, i64),
+    /// The variable is in memory at the frame base + k (DW_OP_fbreg k).
+    Frame(i64),
     /// The variable is in memory at a fixed address (DW_OP_addr).
     Addr(u64),
 }
 
-struct Var<'a> {
+pub(super) struct Var<'a> {
     ty: Option<u64>,
     origin: Option<u64>,
-    location: Option<AttributeValue<Slice<'a>>>,
-    param: bool,
+    pub(super) location: Option<AttributeValue<Slice<'a>>>,
+    pub(super) param: bool,
 }
 
-struct Frame<'a> {
-    vars: Vec<Var<'a>>,
+pub(super) struct Frame<'a> {
+    pub(super) vars: Vec<Var<'a>>,
     /// A subprogram or an inlined subroutine (not a lexical block).
-    function: bool,
+    pub(super) function: bool,
+    /// The function returns a record or array, through a hidden pointer in %rdi.
+    pub(super) returns_memory: bool,
+    /// A subprogram's DW_AT_frame_base when it is a register or register + k
+    /// (clang, rustc: DW_OP_reg7 / DW_OP_breg6 k), for DW_OP_fbreg variables; None
+    /// for DW_OP_call_frame_cfa (GCC), which needs the call frame information.
+    pub(super) frame_base: Option<(u16, i64)>,
 }
 
-/// What the exact search found for one register.
-enum Exact {
-    Found(Vec<LockUse>),
-    /// A variable is in the register, but it points to no record member.
-    Scalar,
-    None,
+/// What one unit's mapping caches: abstract origins' types, and its globals by
+/// address (start, size, type), built when a chain first needs them.
+#[derive(Default)]
+pub(super) struct Ctx {
+    pub(super) origins: HashMap<u64, Option<u64>>,
+    pub(super) globals: Option<Vec<(u64, u64, usize)>>,
+    /// Whether an argument register on entry is the declared parameter: GCC names
+    /// the clones whose signature it changed (`.isra.0`, `.constprop.0`, left out by
+    /// the decoder); LLVM (clang, rustc) rewrites internal functions' arguments
+    /// (argument promotion) under the same name, so its units infer nothing.
+    pub(super) entry_arguments: bool,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -113,7 +126,10 @@ impl<'a> Builder<'a, '_> {
             return out;
         }
         let functions = std::mem::take(&mut self.t.functions);
-        let mut origins: HashMap<u64, Option<u64>> = HashMap::new();
+        let mut ctx = Ctx {
+            entry_arguments: self.producer_is_gcc(),
+            ..Ctx::default()
+        };
         for f in &functions {
             let sites = match self.function_sites(f, index) {
                 Some(s) if !s.is_empty() => s,
@@ -121,7 +137,7 @@ impl<'a> Builder<'a, '_> {
             };
             let before = out.outcomes.len();
             let mut frames = Vec::new();
-            let walked = self.walk(f.offset, &sites, index, &mut frames, &mut origins, &mut out);
+            let walked = self.walk(f.offset, &sites, index, &mut frames, &mut ctx, &mut out);
             // A function whose DIEs cannot be read: its other sites map to nothing.
             if walked.is_err() {
                 let done: Vec<usize> = out.outcomes[before..].iter().map(|o| o.0).collect();
@@ -136,6 +152,24 @@ impl<'a> Builder<'a, '_> {
             self.global_uses(index, &mut out);
         }
         out
+    }
+
+    /// Whether the unit's DW_AT_producer is GCC (`GNU C17 12.2.0 …`).
+    fn producer_is_gcc(&self) -> bool {
+        let Ok(mut entries) = self.unit.entries_tree(None) else {
+            return false;
+        };
+        let Ok(root) = entries.root() else {
+            return false;
+        };
+        match root.entry().attr_value(dw::DW_AT_producer) {
+            Ok(Some(v)) => self
+                .dwarf
+                .attr_string(self.unit, v)
+                .map(|s| s.slice().starts_with(b"GNU "))
+                .unwrap_or(false),
+            _ => false,
+        }
     }
 
     /// The register-operand sites inside function `f`'s ranges.
@@ -166,7 +200,7 @@ impl<'a> Builder<'a, '_> {
         sites: &[usize],
         index: &SiteIndex<'_>,
         frames: &mut Vec<Frame<'a>>,
-        origins: &mut HashMap<u64, Option<u64>>,
+        ctx: &mut Ctx,
         out: &mut UnitLocks,
     ) -> gimli::Result<()> {
         if frames.len() > 64 {
@@ -179,9 +213,29 @@ impl<'a> Builder<'a, '_> {
             root.entry().tag(),
             dw::DW_TAG_subprogram | dw::DW_TAG_inlined_subroutine
         );
+        let returns_memory = match root.entry().attr_value(dw::DW_AT_type)?.and_then(unit_ref) {
+            Some(t) => self.idx(t).map_or(true, |t| {
+                let t = self.strip(t);
+                !matches!(
+                    self.t.nodes[t],
+                    Node::Base { .. } | Node::Pointer { .. } | Node::Enum { .. }
+                )
+            }),
+            None => false,
+        };
+        let frame_base = match root.entry().attr_value(dw::DW_AT_frame_base)? {
+            Some(AttributeValue::Exprloc(e)) => match self.parse_loc(e) {
+                Some(Loc::Reg(r)) => Some((r, 0)),
+                Some(Loc::Memory(r, k)) => Some((r, k)),
+                _ => None,
+            },
+            _ => None,
+        };
         let mut frame = Frame {
             vars: Vec::new(),
             function,
+            returns_memory,
+            frame_base,
         };
         let mut claimed: Vec<usize> = Vec::new();
         let mut inner: Vec<(u64, Vec<usize>)> = Vec::new();
@@ -226,12 +280,12 @@ impl<'a> Builder<'a, '_> {
         // Inner scopes after this scope's own variables are all known.
         let mut result = Ok(());
         for (offset, held) in inner {
-            if let Err(e) = self.walk(offset, &held, index, frames, origins, out) {
+            if let Err(e) = self.walk(offset, &held, index, frames, ctx, out) {
                 result = Err(e);
             }
         }
         for &s in sites.iter().filter(|s| !claimed.contains(s)) {
-            let (outcome, found) = self.resolve(&index.sites[s], frames, origins);
+            let (outcome, found) = self.resolve(&index.sites[s], frames, ctx);
             for mut u in found {
                 u.site = s;
                 out.uses.push(u);
@@ -243,7 +297,11 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The type of a variable: its DW_AT_type, else its abstract origin's.
-    fn var_type(&self, v: &Var<'a>, origins: &mut HashMap<u64, Option<u64>>) -> Option<usize> {
+    pub(super) fn var_type(
+        &self,
+        v: &Var<'a>,
+        origins: &mut HashMap<u64, Option<u64>>,
+    ) -> Option<usize> {
         if let Some(t) = v.ty {
             return self.idx(t);
         }
@@ -279,7 +337,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// A variable's location at `pc`; an unreadable list is no location.
-    fn location_at(&self, value: AttributeValue<Slice<'a>>, pc: u64) -> Option<Loc> {
+    pub(super) fn location_at(&self, value: AttributeValue<Slice<'a>>, pc: u64) -> Option<Loc> {
         match value {
             AttributeValue::Exprloc(expr) => self.parse_loc(expr),
             v => {
@@ -318,6 +376,7 @@ impl<'a> Builder<'a, '_> {
                 None,
             ) => Some(Loc::Memory(register.0, offset)),
             (Operation::Address { address }, _) => Some(Loc::Addr(address)),
+            (Operation::FrameOffset { offset }, None) => Some(Loc::Frame(offset)),
             (Operation::AddressIndex { index }, _) => {
                 self.dwarf.address(self.unit, index).ok().map(Loc::Addr)
             }
@@ -325,127 +384,44 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
-    /// One site with the variables in scope (innermost frame last).
+    /// One site with the variables in scope (innermost frame last): its chain traced
+    /// to a type (see `Link`), descended at the displacement.
     fn resolve(
         &mut self,
         site: &LockSite,
         frames: &[Frame<'a>],
-        origins: &mut HashMap<u64, Option<u64>>,
+        ctx: &mut Ctx,
     ) -> (Outcome, Vec<LockUse>) {
-        let Some(base) = site.base else {
-            return (Outcome::Unmapped(Unmapped::NoCandidate), Vec::new());
-        };
-        let unknown = site.index.is_some();
-        let mut scalar = false;
-        // Exact: a variable whose location here is the base register, or, when the
-        // base was computed from another register just before, that register there.
-        let mut tries = vec![(site.address, base, site.displacement, unknown)];
-        if let Some(d) = site.derived {
-            tries.push((
-                d.address,
-                d.from,
-                site.displacement.wrapping_add(d.displacement),
-                unknown || d.index,
-            ));
-        }
-        for (pc, register, displacement, unknown) in tries {
-            match self.exact(pc, register, displacement, unknown, frames, origins) {
-                Exact::Found(uses) => return (Outcome::Mapped(Mapping::Exact), uses),
-                Exact::Scalar => scalar = true,
-                Exact::None => {}
-            }
-        }
-        // Inferred: the innermost function's pointer-to-record parameters, then its
-        // locals, then the enclosing functions'; a member of the operand's size must
-        // lie at the displacement.
-        if site.displacement >= 0 {
-            let mut ranked: Vec<(usize, bool, usize)> = Vec::new();
-            let mut depth = 0;
-            for frame in frames.iter().rev() {
-                for (k, v) in frame.vars.iter().enumerate() {
-                    if let Some(ty) = self.var_type(v, origins) {
-                        if let Some(r) = self.pointee(ty) {
-                            ranked.push((depth * 2 + usize::from(!v.param), v.param, r));
-                            let _ = k;
-                        }
-                    }
-                }
-                if frame.function {
-                    depth += 1;
-                }
-            }
-            ranked.sort_by_key(|c| c.0);
-            for (_, _, record) in ranked {
-                // The base register is no variable's: its element index is unknown.
-                if let Some(d) = self.descend(record, site.displacement as u64, true) {
-                    if d.leaf_size == site.size {
-                        let uses = registrations(&d, Mapping::Inferred);
+        let no_variables = frames.iter().all(|f| f.vars.is_empty());
+        let why = match self.trace(&site.chain, frames, ctx) {
+            Ok(t) => {
+                let at = t.offset.wrapping_add(site.displacement);
+                let unknown = t.unknown || site.index.is_some();
+                match u64::try_from(at)
+                    .ok()
+                    .and_then(|at| self.descend(t.ty, at, unknown))
+                {
+                    Some(mut d) => {
+                        d.operand(site.size);
+                        let uses = registrations(&d, t.mapping);
                         if !uses.is_empty() {
-                            return (Outcome::Mapped(Mapping::Inferred), uses);
+                            return (Outcome::Mapped(t.mapping), uses);
                         }
+                        Unmapped::ScalarVariable
                     }
+                    None => Unmapped::NoCandidate,
                 }
             }
-        }
-        let why = if scalar {
-            Unmapped::ScalarVariable
-        } else if base == 7 || base == 6 {
-            Unmapped::Stack
-        } else {
-            Unmapped::NoCandidate
+            Err(why) => why,
+        };
+        let why = match why {
+            Unmapped::UntrackedBase | Unmapped::NoCandidate if no_variables => Unmapped::NoDwarf,
+            Unmapped::UntrackedBase | Unmapped::NoCandidate if matches!(site.base, Some(6 | 7)) => {
+                Unmapped::Stack
+            }
+            w => w,
         };
         (Outcome::Unmapped(why), Vec::new())
-    }
-
-    /// The variable whose location at `pc` is `register`, its type descended at
-    /// `displacement`.
-    fn exact(
-        &mut self,
-        pc: u64,
-        register: u16,
-        displacement: i64,
-        unknown: bool,
-        frames: &[Frame<'a>],
-        origins: &mut HashMap<u64, Option<u64>>,
-    ) -> Exact {
-        let mut scalar = false;
-        for frame in frames.iter().rev() {
-            for v in &frame.vars {
-                let Some(location) = v.location else { continue };
-                let Some(loc) = self.location_at(location, pc) else {
-                    continue;
-                };
-                let (ty, offset) = match loc {
-                    Loc::Reg(r) if r == register => (true, displacement),
-                    Loc::RegPlus(r, k) if r == register => (true, displacement.wrapping_sub(k)),
-                    Loc::Memory(r, k) if r == register => (false, displacement.wrapping_sub(k)),
-                    _ => continue,
-                };
-                let Some(t) = self.var_type(v, origins) else {
-                    continue;
-                };
-                let record = if ty { self.pointee(t) } else { Some(t) };
-                let Some(record) = record else {
-                    scalar = true;
-                    continue;
-                };
-                if offset < 0 {
-                    continue;
-                }
-                if let Some(d) = self.descend(record, offset as u64, unknown) {
-                    let uses = registrations(&d, Mapping::Exact);
-                    if !uses.is_empty() {
-                        return Exact::Found(uses);
-                    }
-                    scalar = true;
-                }
-            }
-        }
-        if scalar {
-            Exact::Scalar
-        } else {
-            Exact::None
-        }
     }
 
     /// The RIP-relative sites that land in this unit's global variables.
@@ -466,7 +442,10 @@ impl<'a> Builder<'a, '_> {
             for (target, s) in hits {
                 let found = self
                     .descend(t, target - address, false)
-                    .map(|d| registrations(&d, Mapping::Exact))
+                    .map(|mut d| {
+                        d.operand(index.sites[s].size);
+                        registrations(&d, Mapping::Exact)
+                    })
                     .unwrap_or_default();
                 if found.is_empty() {
                     out.outcomes

@@ -7,7 +7,9 @@ use super::load::{self, directory_of};
 use super::lock_uses::SiteIndex;
 use super::table::read_table;
 use super::{Dwarf, Outcome, Parsed, Seen, Slice, UnitResult};
-use crate::structs::types::{LockStats, Mapping, StructLayout, Unmapped};
+use crate::structs::types::{
+    LockSite, LockStats, LockUse, Mapping, SiteOutcome, StructLayout, Unmapped,
+};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -157,6 +159,41 @@ fn merge(
         .lock_uses
         .sort_by(|a, b| (&a.record, &a.path, a.site).cmp(&(&b.record, &b.path, b.site)));
     parsed.lock_uses.dedup();
+    // The audit list: each site's outcome and the members it maps to (one path per
+    // record, the outermost record first).
+    let mut members: Vec<Vec<&LockUse>> = vec![Vec::new(); index.sites.len()];
+    for u in &parsed.lock_uses {
+        members[u.site].push(u);
+    }
+    parsed.lock_stats.list = index
+        .sites
+        .iter()
+        .zip(&outcomes)
+        .zip(members)
+        .map(|((site, outcome), mut uses)| {
+            uses.sort_by(|a, b| b.path.len().cmp(&a.path.len()).then(a.path.cmp(&b.path)));
+            let mut seen = HashSet::new();
+            uses.retain(|u| seen.insert(u.record.as_str()));
+            SiteOutcome {
+                address: site.address,
+                function: String::new(),
+                op: site.op.clone(),
+                outcome: match outcome {
+                    Some(Outcome::Mapped(Mapping::Exact)) => "exact".to_string(),
+                    Some(Outcome::Mapped(Mapping::Inferred)) => "inferred".to_string(),
+                    _ => reason(site, *outcome).label().to_string(),
+                },
+                members: uses
+                    .iter()
+                    .take(3)
+                    .map(|u| {
+                        let name = u.record.rsplit_once('#').map_or(u.record.as_str(), |r| r.0);
+                        format!("{name}.{}", u.path)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
     parsed.aliases.sort();
     parsed.aliases.dedup();
     Ok(parsed)
@@ -188,14 +225,22 @@ fn stats(index: &SiteIndex<'_>, outcomes: &[Option<Outcome>]) -> LockStats {
                 s.inferred += 1;
                 continue;
             }
-            Some(Outcome::Unmapped(why)) => *why,
-            None if site.segment => Unmapped::Segment,
-            None if site.target.is_some() => Unmapped::UnknownAddress,
-            None => Unmapped::NoDwarf,
+            _ => reason(site, *o),
         };
         *s.unmapped.entry(why).or_default() += 1;
     }
     s
+}
+
+/// Why a site is unmapped: its outcome's reason, or, when no unit looked at it,
+/// per-CPU data, a RIP-relative address no global covers, or no DWARF.
+fn reason(site: &LockSite, o: Option<Outcome>) -> Unmapped {
+    match o {
+        Some(Outcome::Unmapped(why)) => why,
+        _ if site.segment => Unmapped::Segment,
+        _ if site.target.is_some() => Unmapped::UnknownAddress,
+        _ => Unmapped::NoDwarf,
+    }
 }
 
 /// Name, size and every member's name, place and type: equal layouts, equal keys.

@@ -1,0 +1,446 @@
+//! Atomics by use, step 1b: for each lock site, how its base register got its value
+//! (`Link`s: copies, constant adds, loads from a member, a RIP-relative `lea`, the
+//! function's entry), walked back over straight-line code of the site's chunk, and
+//! the constant an index register carries (`lea 3(%rcx),%rsi` then `(%rdx,%rsi,8)`).
+//! The walk stops where control joins from elsewhere (a jump target, unless every
+//! jump there is a loop's back edge that leaves the register alone), after a call
+//! that returns the register, and after 24 instructions.
+
+use super::types::{Link, LockSite};
+use iced_x86::{
+    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
+    OpKind, Register,
+};
+
+/// A range of code to decode: one function, or a whole section without symbols.
+pub(super) struct Chunk<'a> {
+    pub(super) address: u64,
+    pub(super) bytes: &'a [u8],
+    pub(super) name: u32,
+    /// The chunk starts at a function symbol whose registers on entry are its
+    /// arguments (not a compiler clone such as `.constprop.0`, whose are not known).
+    pub(super) entry: bool,
+}
+
+/// Instructions looked back over from a site for where its registers came from.
+const LOOKBACK: usize = 24;
+
+/// Where a direct jump or conditional branch goes (calls return to the next
+/// instruction, so their targets are function entries, not join points).
+pub(super) fn jump_target(i: &Instruction) -> Option<u64> {
+    match i.flow_control() {
+        FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch
+            if matches!(
+                i.op0_kind(),
+                OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
+            ) =>
+        {
+            Some(i.near_branch_target())
+        }
+        _ => None,
+    }
+}
+
+/// The chunk decoded again whole, to give each of its sites the chain of its base
+/// register and to fold the constant its index register carries.
+pub(super) fn chains(
+    chunk: &Chunk<'_>,
+    mut sites: Vec<LockSite>,
+    outside: &[u64],
+) -> Vec<LockSite> {
+    let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
+    let code: Vec<Instruction> = decoder.iter().collect();
+    let mut jumps: Vec<(u64, usize)> = code
+        .iter()
+        .enumerate()
+        .filter_map(|(k, i)| jump_target(i).map(|t| (t, k)))
+        .collect();
+    // A jump from another chunk comes from no instruction here (usize::MAX).
+    jumps.extend(
+        outside
+            .iter()
+            .filter(|&&t| t >= chunk.address && t < chunk.address + chunk.bytes.len() as u64)
+            .map(|&t| (t, usize::MAX)),
+    );
+    jumps.sort_unstable();
+    let walk = Walk {
+        code: &code,
+        jumps: &jumps,
+        entry: chunk.entry,
+    };
+    let mut factory = InstructionInfoFactory::new();
+    for site in &mut sites {
+        let Ok(at) = code.binary_search_by_key(&site.address, |i| i.ip()) else {
+            continue;
+        };
+        let i = &code[at];
+        if let Some(index) = full(i.memory_index()) {
+            let k = walk.constant(at, index, &mut factory);
+            site.displacement = site
+                .displacement
+                .wrapping_add(k.wrapping_mul(i64::from(site.scale)));
+        }
+        if let Some(base) = full(i.memory_base()) {
+            if site.base.is_some() {
+                site.chain = walk.chain(at, base, &mut factory);
+            }
+        }
+    }
+    sites
+}
+
+/// A 64-bit general register (not RIP, not none).
+fn full(r: Register) -> Option<Register> {
+    (r != Register::None && r != Register::RIP && r.is_gpr64()).then_some(r)
+}
+
+/// Straight-line code of one chunk, walked back from an instruction.
+struct Walk<'c> {
+    code: &'c [Instruction],
+    /// Branch targets inside the chunk and the instruction jumping there, sorted:
+    /// control joins there from elsewhere.
+    jumps: &'c [(u64, usize)],
+    entry: bool,
+}
+
+/// What the instruction that last wrote a register did to it.
+enum Write {
+    /// `mov from, reg`, `movsxd`, `cdqe`: the same value (for an index, the sign
+    /// extension changes nothing of a non-negative one); true when 64 bits wide.
+    Copy(Register, bool),
+    /// `lea k(from), reg`
+    Add(Register, i64),
+    /// `add $k, reg` / `sub` / `inc` / `dec`: the register itself before, plus k.
+    AddSelf(i64),
+    /// `lea k(from, idx, s), reg`: plus an index of unknown stride.
+    AddIndexed(Register, i64),
+    /// `lea k(%rip), reg`
+    Global(u64),
+    /// `add from, reg`: two registers added, one a pointer, one an index.
+    AddRegister(Register),
+    /// `mov k(from[, idx, s]), reg`: a pointer loaded from memory.
+    Load(Register, i64, bool),
+    /// `mov k(%rip), reg`: a pointer loaded from a global.
+    LoadGlobal(u64),
+    /// Anything else (a call's return value, arithmetic, a load of another size).
+    Other,
+}
+
+impl Walk<'_> {
+    /// The instructions jumping to `code[at]`.
+    fn sources(&self, at: usize) -> &[(u64, usize)] {
+        let ip = self.code[at].ip();
+        let lo = self.jumps.partition_point(|j| j.0 < ip);
+        let hi = self.jumps.partition_point(|j| j.0 <= ip);
+        &self.jumps[lo..hi]
+    }
+
+    /// Whether `register` at `code[at]` can hold a value other than the one it had
+    /// at `code[at - 1]`: control joins there from elsewhere, unless every jump
+    /// there is a loop's back edge whose body (`code[at..=source]`) leaves the
+    /// register alone.
+    fn joined(&self, at: usize, register: Register, factory: &mut InstructionInfoFactory) -> bool {
+        let sources = self.sources(at);
+        let loops_only = sources.iter().all(|&(_, from)| {
+            from != usize::MAX
+                && from >= at
+                && from - at <= 4 * LOOKBACK
+                && !self.code[at..=from]
+                    .iter()
+                    .any(|i| writes(i, register, factory))
+        });
+        !loops_only
+            || at == 0
+            || matches!(
+                self.code[at - 1].flow_control(),
+                FlowControl::UnconditionalBranch
+                    | FlowControl::IndirectBranch
+                    | FlowControl::Return
+                    | FlowControl::Exception
+                    | FlowControl::Interrupt
+            )
+            || self.code[at - 1].is_invalid()
+    }
+
+    /// The last instruction before `code[at]` on the straight-line path that wrote
+    /// `register`, and what it did; None when the path starts (a join point, the
+    /// chunk's start: `Some(None)` at the start) before one is found.
+    fn writer(
+        &self,
+        mut at: usize,
+        register: Register,
+        looked: &mut usize,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Option<(usize, Write)>> {
+        loop {
+            if at == 0 {
+                let clean = self.sources(0).is_empty();
+                return (clean && self.entry).then_some(None);
+            }
+            if self.joined(at, register, factory) || *looked >= LOOKBACK {
+                return None;
+            }
+            at -= 1;
+            *looked += 1;
+            let i = &self.code[at];
+            if writes(i, register, factory) {
+                return Some(Some((at, write_of(i, register))));
+            }
+        }
+    }
+
+    /// The chain of `base` at `code[at]` (see `Link`).
+    fn chain(&self, at: usize, base: Register, factory: &mut InstructionInfoFactory) -> Vec<Link> {
+        let mut links = Vec::new();
+        let Some(r) = dwarf_register(base) else {
+            return links;
+        };
+        links.push(Link::Register {
+            address: self.code[at].ip(),
+            register: r,
+            offset: 0,
+            index: false,
+        });
+        let (mut at, mut register, mut offset, mut index) = (at, base, 0i64, false);
+        let mut looked = 0;
+        while let Some(found) = self.writer(at, register, &mut looked, factory) {
+            let Some((w, write)) = found else {
+                if let Some(r) = dwarf_register(register) {
+                    links.push(Link::Entry {
+                        register: r,
+                        offset,
+                        index,
+                    });
+                }
+                break;
+            };
+            let address = self.code[w].ip();
+            let next = match write {
+                Write::Copy(from, true) => from,
+                Write::Add(from, k) => {
+                    offset = offset.wrapping_add(k);
+                    from
+                }
+                Write::AddSelf(k) => {
+                    offset = offset.wrapping_add(k);
+                    register
+                }
+                Write::AddIndexed(from, k) => {
+                    let i = &self.code[w];
+                    let c = full(i.memory_index())
+                        .map_or(0, |x| self.constant(w, x, factory))
+                        .wrapping_mul(i64::from(i.memory_index_scale()));
+                    offset = offset.wrapping_add(k).wrapping_add(c);
+                    index = true;
+                    from
+                }
+                Write::Global(target) => {
+                    links.push(Link::Global {
+                        address: target,
+                        offset,
+                        index,
+                    });
+                    break;
+                }
+                Write::LoadGlobal(target) => {
+                    links.push(Link::Load {
+                        offset,
+                        index,
+                        displacement: 0,
+                        load_index: false,
+                    });
+                    links.push(Link::Global {
+                        address: target,
+                        offset: 0,
+                        index: false,
+                    });
+                    break;
+                }
+                Write::Load(from, k, load_index) => {
+                    let i = &self.code[w];
+                    let c = full(i.memory_index())
+                        .map_or(0, |x| self.constant(w, x, factory))
+                        .wrapping_mul(i64::from(i.memory_index_scale()));
+                    links.push(Link::Load {
+                        offset,
+                        index,
+                        displacement: k.wrapping_add(c),
+                        load_index,
+                    });
+                    offset = 0;
+                    index = false;
+                    from
+                }
+                Write::AddRegister(from) => {
+                    // A global's address plus an index (`lea table(%rip), %rax;
+                    // add %rax, %rdi`); otherwise `reg` is taken as the pointer.
+                    let mut seen = looked;
+                    if let Some(Some((_, Write::Global(target)))) =
+                        self.writer(w, from, &mut seen, factory)
+                    {
+                        links.push(Link::Global {
+                            address: target,
+                            offset,
+                            index: true,
+                        });
+                        break;
+                    }
+                    index = true;
+                    register
+                }
+                Write::Copy(_, false) | Write::Other => break,
+            };
+            let Some(r) = dwarf_register(next) else { break };
+            links.push(Link::Register {
+                address,
+                register: r,
+                offset,
+                index,
+            });
+            at = w;
+            register = next;
+        }
+        links
+    }
+
+    /// The constant an index register carries on top of its variable part
+    /// (`lea 3(%rcx), %rsi` then `(%rdx,%rsi,8)`: 3), 0 when none is seen.
+    fn constant(&self, at: usize, index: Register, factory: &mut InstructionInfoFactory) -> i64 {
+        let (mut at, mut register, mut k) = (at, index, 0i64);
+        let mut looked = 0;
+        while let Some(Some((w, write))) = self.writer(at, register, &mut looked, factory) {
+            match write {
+                Write::Copy(from, _) => register = from,
+                Write::Add(from, d) => {
+                    k = k.wrapping_add(d);
+                    register = from;
+                }
+                Write::AddSelf(d) => k = k.wrapping_add(d),
+                _ => break,
+            }
+            at = w;
+        }
+        k
+    }
+}
+
+/// Whether `i` writes `register`. A call writes the return registers; others it
+/// leaves as they were (the compiler reads them after it only if so).
+fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFactory) -> bool {
+    if i.flow_control() == FlowControl::Call {
+        return matches!(register, Register::RAX | Register::RDX);
+    }
+    factory.info(i).used_registers().iter().any(|u| {
+        u.register().full_register() == register
+            && !matches!(u.access(), OpAccess::Read | OpAccess::CondRead)
+    })
+}
+
+/// What instruction `i`, which writes `register`, did to it (see `Write`).
+fn write_of(i: &Instruction, register: Register) -> Write {
+    let to_register = i.op_count() >= 1
+        && i.op0_kind() == OpKind::Register
+        && i.op0_register().full_register() == register;
+    if !to_register {
+        return Write::Other;
+    }
+    let imm = || -> Option<i64> {
+        (i.op_count() == 2
+            && matches!(
+                i.op1_kind(),
+                OpKind::Immediate8
+                    | OpKind::Immediate8to32
+                    | OpKind::Immediate8to64
+                    | OpKind::Immediate32
+                    | OpKind::Immediate32to64
+            ))
+        .then(|| i.immediate(1) as i64)
+    };
+    let plain = i.segment_prefix() == Register::None;
+    match i.mnemonic() {
+        Mnemonic::Mov | Mnemonic::Movsxd
+            if i.op_count() == 2 && i.op1_kind() == OpKind::Register =>
+        {
+            let from = i.op1_register().full_register();
+            // A 64-bit copy, or a 32-bit one (mov zero-extends, movsxd sign-extends).
+            if from.is_gpr64() && i.op1_register().size() >= 4 {
+                Write::Copy(
+                    from,
+                    i.op1_register().size() == 8 && i.mnemonic() == Mnemonic::Mov,
+                )
+            } else {
+                Write::Other
+            }
+        }
+        Mnemonic::Cdqe => Write::Copy(Register::RAX, false),
+        _ if i.flow_control() == FlowControl::Call => Write::Other,
+        Mnemonic::Lea if plain => {
+            let b = i.memory_base();
+            let d = i.memory_displacement64() as i64;
+            if b == Register::RIP {
+                return Write::Global(i.ip_rel_memory_address());
+            }
+            match (full(b), full(i.memory_index())) {
+                (Some(b), None) => Write::Add(b, d),
+                (Some(b), Some(_)) => Write::AddIndexed(b, d),
+                _ => Write::Other,
+            }
+        }
+        Mnemonic::Mov
+            if plain
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.op0_register().size() == 8 =>
+        {
+            if i.memory_base() == Register::RIP {
+                return Write::LoadGlobal(i.ip_rel_memory_address());
+            }
+            match full(i.memory_base()) {
+                Some(b) => Write::Load(
+                    b,
+                    i.memory_displacement64() as i64,
+                    i.memory_index() != Register::None,
+                ),
+                None => Write::Other,
+            }
+        }
+        Mnemonic::Add
+            if i.op0_register().size() == 8
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Register
+                && i.op1_register().is_gpr64() =>
+        {
+            Write::AddRegister(i.op1_register())
+        }
+        Mnemonic::Add if i.op0_register().size() == 8 => imm().map_or(Write::Other, Write::AddSelf),
+        Mnemonic::Sub if i.op0_register().size() == 8 => {
+            imm().map_or(Write::Other, |k| Write::AddSelf(k.wrapping_neg()))
+        }
+        Mnemonic::Inc if i.op_count() == 1 => Write::AddSelf(1),
+        Mnemonic::Dec if i.op_count() == 1 => Write::AddSelf(-1),
+        _ => Write::Other,
+    }
+}
+
+/// The x86-64 DWARF register number of a 64-bit general register (System V psABI).
+pub(super) fn dwarf_register(r: Register) -> Option<u16> {
+    Some(match r {
+        Register::RAX => 0,
+        Register::RDX => 1,
+        Register::RCX => 2,
+        Register::RBX => 3,
+        Register::RSI => 4,
+        Register::RDI => 5,
+        Register::RBP => 6,
+        Register::RSP => 7,
+        Register::R8 => 8,
+        Register::R9 => 9,
+        Register::R10 => 10,
+        Register::R11 => 11,
+        Register::R12 => 12,
+        Register::R13 => 13,
+        Register::R14 => 14,
+        Register::R15 => 15,
+        _ => return None,
+    })
+}

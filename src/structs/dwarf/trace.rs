@@ -1,0 +1,213 @@
+//! Atomics by use, step 2b: what the value a lock site's chain (`Link`s, built by
+//! `structs::chain`) describes points to: a variable's type where one's location is
+//! a register of it, the pointer type of the member a `Load` read it from, a global
+//! variable (by address), or, inferred, the parameter an argument register held on
+//! entry to the function. A chain that reaches none of these maps to nothing.
+
+use super::builder::Builder;
+use super::lock_uses::{Ctx, Frame, Loc, Var};
+use crate::structs::types::{Link, Mapping, Unmapped};
+
+/// What the variables say a register points to.
+pub(super) enum Held {
+    /// At byte `.1` (negative: before it) of type `.0`.
+    Points(usize, i64),
+    /// A variable is in the register, but it points to no record.
+    Scalar,
+    Nothing,
+}
+
+/// A pointer value traced: to byte `offset` of a `ty` (any type `descend` starts
+/// from), `unknown` when an index of unknown stride was added to it.
+pub(super) struct Traced {
+    pub(super) ty: usize,
+    pub(super) offset: i64,
+    pub(super) unknown: bool,
+    pub(super) mapping: Mapping,
+}
+
+impl<'a> Builder<'a, '_> {
+    /// What the value a chain describes points to (see `Link`): a variable's type
+    /// where one's location is a register of it, the pointer type of the member a
+    /// `Load` read it from, a global, or (inferred) the parameter an argument
+    /// register held on entry.
+    pub(super) fn trace(
+        &mut self,
+        links: &[Link],
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx,
+    ) -> Result<Traced, Unmapped> {
+        let mut scalar = false;
+        for (k, link) in links.iter().enumerate() {
+            match *link {
+                Link::Register {
+                    address,
+                    register,
+                    offset,
+                    index,
+                } => match self.held(address, register, frames, ctx) {
+                    Held::Points(ty, at) => {
+                        return Ok(Traced {
+                            ty,
+                            offset: at.wrapping_add(offset),
+                            unknown: index,
+                            mapping: Mapping::Exact,
+                        })
+                    }
+                    Held::Scalar => scalar = true,
+                    Held::Nothing => {}
+                },
+                Link::Load {
+                    offset,
+                    index,
+                    displacement,
+                    load_index,
+                } => {
+                    let inner = self.trace(&links[k + 1..], frames, ctx)?;
+                    let at = u64::try_from(inner.offset.wrapping_add(displacement))
+                        .map_err(|_| Unmapped::NoCandidate)?;
+                    let d = self
+                        .descend(inner.ty, at, inner.unknown || load_index)
+                        .ok_or(Unmapped::NoCandidate)?;
+                    if d.leaf_size != 8 || d.into != 0 {
+                        return Err(Unmapped::NoCandidate);
+                    }
+                    let ty = self
+                        .pointee_any(d.leaf_ty)
+                        .ok_or(Unmapped::ScalarVariable)?;
+                    return Ok(Traced {
+                        ty,
+                        offset,
+                        unknown: index,
+                        mapping: inner.mapping,
+                    });
+                }
+                Link::Global {
+                    address,
+                    offset,
+                    index,
+                } => {
+                    let (ty, at) = self
+                        .global_at(address, ctx)
+                        .ok_or(Unmapped::UnknownAddress)?;
+                    return Ok(Traced {
+                        ty,
+                        offset: at.wrapping_add(offset),
+                        unknown: index,
+                        mapping: Mapping::Exact,
+                    });
+                }
+                Link::Entry {
+                    register,
+                    offset,
+                    index,
+                } => {
+                    let ty = self
+                        .argument(register, frames, ctx)
+                        .ok_or(Unmapped::NoCandidate)?;
+                    return Ok(Traced {
+                        ty,
+                        offset,
+                        unknown: index,
+                        mapping: Mapping::Inferred,
+                    });
+                }
+            }
+        }
+        Err(if scalar {
+            Unmapped::ScalarVariable
+        } else {
+            Unmapped::UntrackedBase
+        })
+    }
+
+    /// What the variable whose location at `pc` is `register` (innermost scope
+    /// first) says the register points to.
+    fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Held {
+        let mut scalar = false;
+        // DW_OP_fbreg k is in memory at the frame base (a register + b) + k.
+        let base = frames.first().and_then(|f| f.frame_base);
+        for frame in frames.iter().rev() {
+            for v in &frame.vars {
+                let Some(location) = v.location else { continue };
+                let Some(mut loc) = self.location_at(location, pc) else {
+                    continue;
+                };
+                if let (Loc::Frame(k), Some((r, b))) = (loc, base) {
+                    loc = Loc::Memory(r, b.wrapping_add(k));
+                }
+                let (value, k) = match loc {
+                    Loc::Reg(r) if r == register => (true, 0),
+                    Loc::RegPlus(r, k) if r == register => (true, k),
+                    Loc::Memory(r, k) if r == register => (false, k),
+                    _ => continue,
+                };
+                let Some(t) = self.var_type(v, &mut ctx.origins) else {
+                    continue;
+                };
+                if !value {
+                    // The register points at the variable itself, `k` bytes below it.
+                    return Held::Points(t, k.wrapping_neg());
+                }
+                // The register is the variable's value minus `k`.
+                match self.pointee(t) {
+                    Some(record) => return Held::Points(record, k.wrapping_neg()),
+                    None => scalar = true,
+                }
+            }
+        }
+        if scalar {
+            Held::Scalar
+        } else {
+            Held::Nothing
+        }
+    }
+
+    /// The global variable holding `address`: its type and the offset inside it.
+    fn global_at(&mut self, address: u64, ctx: &mut Ctx) -> Option<(usize, i64)> {
+        if ctx.globals.is_none() {
+            let globals = std::mem::take(&mut self.t.globals);
+            let mut list = Vec::new();
+            for (location, ty) in &globals {
+                let Some(Loc::Addr(start)) = self.location_at(*location, 0) else {
+                    continue;
+                };
+                let Some(t) = self.idx(*ty) else { continue };
+                let size = self.size(t, 0);
+                if size > 0 {
+                    list.push((start, size, t));
+                }
+            }
+            self.t.globals = globals;
+            list.sort_unstable();
+            ctx.globals = Some(list);
+        }
+        let list = ctx.globals.as_deref()?;
+        let k = list.partition_point(|g| g.0 <= address).checked_sub(1)?;
+        let (start, size, ty) = list[k];
+        (address < start.saturating_add(size)).then(|| (ty, (address - start) as i64))
+    }
+
+    /// The record an argument register points to on entry to the function: the
+    /// parameter the System V ABI passes in it, when every parameter before it (and
+    /// it) takes one general register and the function returns no record (whose
+    /// hidden pointer would take %rdi).
+    fn argument(&mut self, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Option<usize> {
+        const ORDER: [u16; 6] = [5, 4, 1, 2, 8, 9];
+        if !ctx.entry_arguments {
+            return None;
+        }
+        let position = ORDER.iter().position(|&r| r == register)?;
+        let top = frames.first().filter(|f| f.function && !f.returns_memory)?;
+        let params: Vec<&Var<'a>> = top.vars.iter().filter(|v| v.param).collect();
+        let mut ty = None;
+        for v in params.get(..=position)? {
+            let t = self.var_type(v, &mut ctx.origins)?;
+            if !self.integer_class(t) {
+                return None;
+            }
+            ty = Some(t);
+        }
+        self.pointee(ty?)
+    }
+}
