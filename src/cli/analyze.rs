@@ -2,15 +2,17 @@
 //! `analyze::render` (the compare and layout reports with `analyze`'s notes).
 
 use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCENT, MARGIN_HELP};
+use super::emit::{self as emit_file, EmitArgs};
 use super::exit;
 use super::layout::EstimatorArg;
 use super::output::{Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{self, AnalyzeOptions};
+use crate::layout::shard::{Plan, PLAN_FILE};
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 // Without --margin and --alpha a re-analyzed report keeps its own.
@@ -39,6 +41,10 @@ pub struct AnalyzeArgs {
     /// `compare --save-baseline`).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+    /// With DIR/results/: after the merge, the job file of the next wave
+    /// (docs/scale-out.md).
+    #[command(flatten)]
+    pub emit: EmitArgs,
 }
 
 /// The report files `analyze` writes.
@@ -68,6 +74,15 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     if let Some(name) = &args.baseline {
         return super::baseline::analyze(&options, name, &args.output, &args.store, &args.fail_on);
     }
+    let results = match (args.emit.engine(), args.files.as_slice()) {
+        (None, _) => None,
+        (Some(_), [dir]) if dir.is_dir() => Some(dir.clone()),
+        (Some(_), _) => {
+            return Err(exit::usage(
+                "--emit needs one shard results directory (analyze DIR/results/ --emit ENGINE)",
+            ))
+        }
+    };
     let reports = render::reports(analyze::run(&options)?);
     if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
         eprintln!("note: --estimator applies to data with layouts; these have none");
@@ -82,5 +97,37 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     })?;
     let record = record_of("analyze", &serde_json::from_str(&reports.json()?)?)?;
     save(&args.store, &record, None);
+    if let Some(results) = results {
+        emit_next_wave(&args.emit, &results, &reports)?;
+    }
     Ok(args.fail_on.exit_code(exit::OK, &record.verdicts))
+}
+
+/// `analyze DIR/results/ --emit ENGINE`: the job file of the wave the merge
+/// says is needed next (or of `--wave W`); nothing when none is needed.
+fn emit_next_wave(args: &EmitArgs, results: &Path, reports: &Reports) -> Result<()> {
+    let next = match reports {
+        Reports::Layout(report) => report.shards.as_ref().and_then(|m| m.next_wave),
+        Reports::Compare(_) => None,
+    };
+    let wave = match (args.wave, next) {
+        (Some(wave), _) => wave,
+        (None, Some(next)) => next.wave,
+        (None, None) => {
+            println!("no further wave needed: nothing to emit");
+            return Ok(());
+        }
+    };
+    let dir = results
+        .canonicalize()
+        .unwrap_or_else(|_| results.to_path_buf())
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let plan_path = dir.join(PLAN_FILE);
+    let plan = Plan::read(&plan_path)?;
+    let facts = super::layout::plan_facts(&plan, &plan_path);
+    let spec = args.to_spec(&facts, wave, None)?;
+    emit_file::write(&spec, &facts.dir)?;
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `ghostbench layout`: arguments, and the glue to `layout::run` and the reports.
 
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
+use super::emit::{self as emit_file, EmitArgs, PlanFacts};
 use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
@@ -56,6 +57,8 @@ pub struct LayoutArgs {
     /// With --plan: build in (and reuse identical builds from) CACHE instead of the current directory.
     #[arg(long, value_name = "CACHE", requires = "plan")]
     pub build_cache: Option<PathBuf>,
+    #[command(flatten)]
+    pub emit: EmitArgs,
     /// How to run a build (placeholders {out} {dir}).
     #[arg(
         long = "run",
@@ -258,6 +261,11 @@ pub fn run(args: LayoutArgs) -> Result<i32> {
     if let Some(plan) = &args.plan {
         return run_plan(&args, plan);
     }
+    if args.emit.engine().is_some() {
+        return Err(usage(
+            "--emit writes the job file of a plan: give --plan DIR/plan.json (written by --plan-only DIR)",
+        ));
+    }
     let options = args.to_options()?;
     if let Some(dir) = &args.plan_only {
         return plan_only(&options, dir, args.shards);
@@ -320,6 +328,9 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
 /// `--plan PLAN`: one shard (`--shard K/N`), or the first wave in this process.
 fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
     let plan = Plan::read(path)?;
+    if args.emit.engine().is_some() {
+        return emit_plan(args, &plan, path);
+    }
     let place = RunPlace {
         work_root: args
             .build_cache
@@ -381,6 +392,39 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
     }
     let _ = report;
     Ok(code)
+}
+
+/// `--plan PLAN --emit ENGINE`: the job file of a wave (the first unless
+/// `--wave`) in the plan's directory; runs nothing.
+fn emit_plan(args: &LayoutArgs, plan: &Plan, path: &Path) -> Result<i32> {
+    if args.shard.is_some() {
+        return Err(usage(
+            "--emit writes the job file that runs every shard; leave out --shard",
+        ));
+    }
+    let facts = plan_facts(plan, path);
+    let spec = args.emit.to_spec(&facts, 1, args.build_cache.as_deref())?;
+    emit_file::write(&spec, &facts.dir)?;
+    Ok(exit::OK)
+}
+
+/// What `--emit` needs from a plan read from `path`.
+pub fn plan_facts(plan: &Plan, path: &Path) -> PlanFacts {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    PlanFacts {
+        dir,
+        hash: plan.hash.clone(),
+        total_shards: plan.shards,
+        waves: plan
+            .waves
+            .iter()
+            .map(|w| (w.wave, w.shards[0], w.shards[1]))
+            .collect(),
+    }
 }
 
 /// Run an experiment with progress, print the matrix, write the report files.

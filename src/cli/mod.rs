@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod code;
 pub mod compare;
 pub mod demo;
+pub mod emit;
 pub mod exit;
 pub mod history;
 pub mod layout;

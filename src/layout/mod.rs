@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod builds;
+pub mod emit;
 pub mod experiment;
 pub mod explain;
 pub mod explanation;

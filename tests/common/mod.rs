@@ -5,6 +5,7 @@
 
 pub mod pahole;
 pub mod skip;
+pub mod slurm;
 
 #[allow(unused_imports)] // each test binary uses its own subset
 pub use skip::{require_any, require_tool, skipped};
