@@ -6,7 +6,9 @@
 //! variable covers (unmapped, not guessed), a truncated `.debug_loclists`. And the
 //! base registers followed back: loaded from a member, an index carrying the
 //! array's offset, a RIP-relative global, a loop (not followed), an argument
-//! untouched since entry (inferred). Fixtures are compiled at test time.
+//! untouched since entry (inferred). And false sharing's "atomic beside a member
+//! written elsewhere" (plain stores in functions that lock something). Fixtures
+//! are compiled at test time.
 
 mod common;
 
@@ -431,4 +433,62 @@ fn a_stack_local_in_the_frame_maps_through_fbreg() {
         .all(|s| s["members"][0] == "tally.hits"));
     assert!(sync_member(&r, "tally", "hits").is_some());
     assert!(sync_member(&r, "tally", "a").is_none());
+}
+
+#[test]
+fn an_atomic_beside_a_member_written_by_another_function_is_a_false_sharing_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("locked_written.c");
+    let Some(bin) = gcc(dir.path(), "written", &["-g", src.to_str().unwrap()]) else {
+        return;
+    };
+    let (r, sarif, text) = run(&bin, dir.path());
+    let fs = |name: &str| -> Value {
+        let found: Vec<&Value> = hazards(&r, "false-sharing")
+            .into_iter()
+            .filter(|h| h["struct"] == name)
+            .collect();
+        assert_eq!(found.len(), 1, "{name}: {found:#?}");
+        found[0].clone()
+    };
+    // stats: counter is locked in bump() only; flag (same line) is stored to by
+    // set_flag(), which locks an unrelated `other`: a warning naming both.
+    let stats = fs("stats");
+    assert_eq!(stats["severity"], "warning", "{stats:#}");
+    let w = &stats["lines"][0]["written_elsewhere"];
+    assert_eq!(w["atomic"], "counter", "{stats:#}");
+    assert_eq!(w["member"], "flag", "{stats:#}");
+    assert_eq!(functions(&w["writes"]), ["set_flag"]);
+    assert_eq!(w["writes"]["count"], 1);
+    assert_eq!(w["writes"]["sites"][0]["mapping"], "exact");
+    assert!(stats["lines"][0]["separate_writers"].is_null());
+    let message = stats["message"].as_str().unwrap();
+    assert!(
+        message.contains("flag is written where counter is not locked")
+            && message.contains("in set_flag() (mov)")
+            && message.contains("only in functions that also lock something"),
+        "{message}"
+    );
+    assert!(text.contains("in set_flag() (mov)"), "{text}");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results.iter().any(|x| x["ruleId"] == "false-sharing"
+        && x["level"] == "warning"
+        && x["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("in set_flag() (mov)")));
+    // ctl: the function that writes flag is the one that locks counter: a note.
+    let ctl = fs("ctl");
+    assert_eq!(ctl["severity"], "note", "{ctl:#}");
+    assert!(ctl["lines"][0]["written_elsewhere"].is_null(), "{ctl:#}");
+    // The plain stores are not lock sites: three sites, all locked adds.
+    assert_eq!(r["lock_sites"]["sites"], 3, "{}", r["lock_sites"]);
+    assert!(r["lock_sites"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["op"] == "lock add"));
+    // Plain stores never make a member atomic.
+    assert!(sync_member(&r, "stats", "flag").is_none());
+    assert!(sync_member(&r, "ctl", "flag").is_none());
 }

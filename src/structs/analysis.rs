@@ -61,7 +61,8 @@ pub fn run(
         })
     })?;
     let mut lock_stats = parsed.lock_stats;
-    for (row, site) in lock_stats.list.iter_mut().zip(&sites.sites) {
+    let locks = sites.sites.iter().filter(|s| !s.plain);
+    for (row, site) in lock_stats.list.iter_mut().zip(locks) {
         row.function = sites
             .functions
             .get(site.function as usize)

@@ -1,10 +1,14 @@
 //! Atomics by use, step 3: the members the DWARF pass mapped lock sites to become
 //! atomics of their struct (`SyncMember` with `by_use` and the evidence: up to 3
 //! sites, their count and functions), or add their evidence to a typed atomic at
-//! the same place. Every hazard pass then treats them like typed atomics.
+//! the same place. Every hazard pass then treats them like typed atomics. Plain
+//! stores mapped exactly become the struct's `writes` (false sharing's evidence of
+//! a member written elsewhere), never atomics.
 
 use super::locked::LockSites;
-use super::types::{LockEvidence, LockUse, Mapping, SiteRef, StructLayout, SyncKind, SyncMember};
+use super::types::{
+    LockEvidence, LockUse, Mapping, PlainWrites, SiteRef, StructLayout, SyncKind, SyncMember,
+};
 use std::collections::{BTreeSet, HashMap};
 
 /// Sites listed per member at most.
@@ -13,11 +17,21 @@ pub const MAX_SITES: usize = 3;
 /// Add the mapped lock uses to the structs they name (by `name#size`).
 pub fn attach(structs: &mut [StructLayout], uses: &[LockUse], sites: &LockSites) {
     let mut by_record: HashMap<&str, Vec<&LockUse>> = HashMap::new();
+    let mut stores: HashMap<&str, Vec<&LockUse>> = HashMap::new();
     for u in uses {
-        by_record.entry(u.record.as_str()).or_default().push(u);
+        if sites.sites[u.site].plain {
+            if u.mapping == Mapping::Exact {
+                stores.entry(u.record.as_str()).or_default().push(u);
+            }
+        } else {
+            by_record.entry(u.record.as_str()).or_default().push(u);
+        }
     }
     for s in structs.iter_mut() {
         let key = s.key();
+        if let Some(list) = stores.get(key.as_str()) {
+            s.writes = writes(list, sites);
+        }
         let Some(list) = by_record.get(key.as_str()) else {
             continue;
         };
@@ -116,4 +130,43 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
             .collect(),
         inferred: order.iter().all(|o| o.0),
     }
+}
+
+/// A struct's plain stores grouped by member path, lowest address first.
+fn writes(list: &[&LockUse], sites: &LockSites) -> Vec<PlainWrites> {
+    let mut by_path: HashMap<&str, PlainWrites> = HashMap::new();
+    for u in list {
+        let site = &sites.sites[u.site];
+        let w = by_path
+            .entry(u.path.as_str())
+            .or_insert_with(|| PlainWrites {
+                path: u.path.clone(),
+                offset: u.offset,
+                size: u.size,
+                sites: Vec::new(),
+            });
+        if u.offset < w.offset {
+            w.size = (w.offset + w.size).max(u.offset + u.size) - u.offset;
+            w.offset = u.offset;
+        } else {
+            w.size = w.size.max(u.offset + u.size - w.offset);
+        }
+        w.sites.push(SiteRef {
+            address: site.address,
+            function: sites
+                .functions
+                .get(site.function as usize)
+                .cloned()
+                .unwrap_or_default(),
+            op: site.op.clone(),
+            mapping: Mapping::Exact,
+        });
+    }
+    let mut out: Vec<PlainWrites> = by_path.into_values().collect();
+    for w in &mut out {
+        w.sites.sort();
+        w.sites.dedup_by_key(|x| x.address);
+    }
+    out.sort_by(|a, b| (a.offset, &a.path).cmp(&(b.offset, &b.path)));
+    out
 }

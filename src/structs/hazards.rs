@@ -7,7 +7,7 @@
 //! mirror.
 
 use super::suggest;
-use super::types::{ArrayUse, LockEvidence, StructLayout, SyncKind};
+use super::types::{ArrayUse, LockEvidence, PlainWrites, StructLayout, SyncKind, SyncMember};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -142,6 +142,20 @@ pub struct FalseSharingLine {
     /// separate writers that makes the finding a warning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub separate_writers: Option<(String, String)>,
+    /// An atomic of the line and another member of it that plain stores write
+    /// from functions that do not lock the atomic: also a warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_elsewhere: Option<WrittenElsewhere>,
+}
+
+/// A member plainly stored to, in the line of an atomic, by functions that do not
+/// lock that atomic. Stores are collected only in functions that lock something.
+#[derive(Debug, Clone, Serialize)]
+pub struct WrittenElsewhere {
+    pub atomic: String,
+    pub member: String,
+    /// The stores (up to 3 sites, their count and functions), exact mappings only.
+    pub writes: LockEvidence,
 }
 
 /// Worst first: severity, then how bad, then name for a stable order.
@@ -317,7 +331,7 @@ fn split_locks(s: &StructLayout, uses: &[&ArrayUse], line: u64, out: &mut Vec<Ha
 }
 
 /// The member's locking instructions, in the finding and its message.
-fn evidence(h: &mut Hazard, a: &super::types::SyncMember) {
+fn evidence(h: &mut Hazard, a: &SyncMember) {
     h.by_use = a.by_use;
     if let Some(e) = &a.locked {
         h.message.push_str(&locked_text(a.by_use, e));
@@ -359,7 +373,9 @@ fn misaligned(s: &StructLayout, out: &mut Vec<Hazard>) {
 
 /// False sharing, one finding per struct listing its lines. A line is evidence
 /// of separate writers when two of its atomics are locked from different sets of
-/// functions (atomics by use); such a struct is a warning. Lines that only hold
+/// functions (atomics by use), or when a member beside an atomic is plainly
+/// stored to from a function that does not lock it (`written_elsewhere`); such a
+/// struct is a warning. Lines that only hold
 /// atomics or locks together, or one beside plain members, without that evidence,
 /// make a note.
 fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
@@ -370,7 +386,7 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
     let mut lines: Vec<SharedLine> = Vec::new();
     for l in 0..=last_line {
         let (start, end) = (l * line, (l + 1) * line);
-        let sync: Vec<&super::types::SyncMember> = s
+        let sync: Vec<&SyncMember> = s
             .sync_members
             .iter()
             .filter(|a| a.offset < end && a.offset + a.size.max(1) > start)
@@ -402,31 +418,59 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
             continue;
         }
         let separate = separate_writers(&sync);
+        let in_line: Vec<&PlainWrites> = s
+            .writes
+            .iter()
+            .filter(|w| w.offset < end && w.offset + w.size.max(1) > start)
+            .collect();
+        let written = written_elsewhere(&sync, &in_line);
         lines.push(SharedLine {
             line: l,
             sync: sync.iter().map(|a| (a.path.clone(), a.offset)).collect(),
             others,
             separate,
+            written,
         });
     }
     if lines.is_empty() {
         return;
     }
-    let warned = lines.iter().filter(|l| l.separate.is_some()).count();
+    let separate = lines.iter().filter(|l| l.separate.is_some()).count();
+    let written = lines.iter().filter(|l| l.written.is_some()).count();
+    let warned = lines
+        .iter()
+        .filter(|l| l.separate.is_some() || l.written.is_some())
+        .count();
     let described: Vec<String> = lines.iter().take(6).map(|l| l.describe(line)).collect();
+    let mut evidence = Vec::new();
+    if separate > 0 {
+        evidence.push(format!(
+            "{separate} with atomics locked from different functions"
+        ));
+    }
+    if written > 0 {
+        evidence.push(format!(
+            "{written} with an atomic beside a member written elsewhere"
+        ));
+    }
     let message = format!(
-        "{} line(s) shared{}: {}{}",
+        "{} line(s) shared{}: {}{}{}",
         lines.len(),
-        if warned > 0 {
-            format!(", {warned} with atomics locked from different functions")
-        } else {
+        if evidence.is_empty() {
             String::new()
+        } else {
+            format!(", {}", evidence.join(", "))
         },
         described.join("; "),
         if lines.len() > 6 {
             format!("; … ({} lines in all)", lines.len())
         } else {
             String::new()
+        },
+        if written > 0 {
+            " (plain writers are found only in functions that also lock something)"
+        } else {
+            ""
         }
     );
     let mut h = Hazard::new(
@@ -456,6 +500,7 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
             atomics: l.sync.into_iter().map(|x| x.0).collect(),
             others: l.others,
             separate_writers: l.separate,
+            written_elsewhere: l.written,
         })
         .collect();
     out.push(h);
@@ -467,6 +512,7 @@ struct SharedLine {
     sync: Vec<(String, u64)>,
     others: Vec<String>,
     separate: Option<(String, String)>,
+    written: Option<WrittenElsewhere>,
 }
 
 impl SharedLine {
@@ -495,14 +541,36 @@ impl SharedLine {
                 " [{a} and {b} are locked from different functions]"
             ));
         }
+        if let Some(w) = &self.written {
+            let sites: Vec<String> = w
+                .writes
+                .sites
+                .iter()
+                .map(|x| format!("{:#x} in {}() ({})", x.address, name_or(&x.function), x.op))
+                .collect();
+            let mut written = format!(
+                " [{} is written where {} is not locked: {}",
+                w.member,
+                w.atomic,
+                sites.join(", ")
+            );
+            if w.writes.count > w.writes.sites.len() {
+                written.push_str(&format!(
+                    ", … ({} sites in {} functions)",
+                    w.writes.count, w.writes.functions
+                ));
+            }
+            written.push(']');
+            text.push_str(&written);
+        }
         text
     }
 }
 
 /// Two atomics of one line locked from different sets of functions, if any. Only
 /// exact evidence counts: an inferred mapping is a guess, not a writer.
-fn separate_writers(sync: &[&super::types::SyncMember]) -> Option<(String, String)> {
-    let exact = |m: &super::types::SyncMember| m.locked.clone().filter(|e| !e.inferred);
+fn separate_writers(sync: &[&SyncMember]) -> Option<(String, String)> {
+    let exact = |m: &SyncMember| m.locked.clone().filter(|e| !e.inferred);
     for (i, a) in sync.iter().enumerate() {
         let Some(ea) = exact(a) else { continue };
         for b in &sync[i + 1..] {
@@ -518,6 +586,57 @@ fn separate_writers(sync: &[&super::types::SyncMember]) -> Option<(String, Strin
             if differ {
                 return Some((a.path.clone(), b.path.clone()));
             }
+        }
+    }
+    None
+}
+
+fn name_or(function: &str) -> &str {
+    if function.is_empty() {
+        "?"
+    } else {
+        function
+    }
+}
+
+/// An atomic of the line and a different member of it, not overlapping the atomic,
+/// that exactly mapped plain stores write from functions that do not lock the
+/// atomic (a typed atomic never seen locked is locked by no function). Locks
+/// (mutexes, spinlocks) do not count: they are taken through calls, so whether the
+/// writer holds the lock is not seen, and data beside its lock is the usual case.
+fn written_elsewhere(sync: &[&SyncMember], writes: &[&PlainWrites]) -> Option<WrittenElsewhere> {
+    for a in sync.iter().filter(|a| a.kind == SyncKind::Atomic) {
+        let lockers: &[String] = a.locked.as_ref().map_or(&[], |e| &e.all_functions);
+        let (a_start, a_end) = (a.offset, a.offset + a.size.max(1));
+        for w in writes {
+            if w.offset < a_end && a_start < w.offset + w.size.max(1) {
+                continue;
+            }
+            let elsewhere: Vec<&super::types::SiteRef> = w
+                .sites
+                .iter()
+                .filter(|x| !lockers.contains(&x.function))
+                .collect();
+            if elsewhere.is_empty() {
+                continue;
+            }
+            let functions: std::collections::BTreeSet<&str> =
+                elsewhere.iter().map(|x| x.function.as_str()).collect();
+            return Some(WrittenElsewhere {
+                atomic: a.path.clone(),
+                member: w.path.clone(),
+                writes: LockEvidence {
+                    sites: elsewhere
+                        .iter()
+                        .take(super::by_use::MAX_SITES)
+                        .map(|x| (*x).clone())
+                        .collect(),
+                    count: elsewhere.len(),
+                    functions: functions.len(),
+                    inferred: false,
+                    all_functions: functions.iter().map(|f| f.to_string()).collect(),
+                },
+            });
         }
     }
     None
@@ -626,5 +745,63 @@ mod tests {
         assert!(!crosses(56, 8, 64));
         assert_eq!(bases(16, 64).collect::<Vec<_>>(), vec![0, 16, 32, 48]);
         assert_eq!(bases(128, 64).collect::<Vec<_>>(), vec![0]);
+    }
+
+    fn write(path: &str, offset: u64, size: u64, functions: &[&str]) -> PlainWrites {
+        PlainWrites {
+            path: path.to_string(),
+            offset,
+            size,
+            sites: functions
+                .iter()
+                .enumerate()
+                .map(|(k, f)| super::super::types::SiteRef {
+                    address: 0x1000 + k as u64,
+                    function: f.to_string(),
+                    op: "mov".to_string(),
+                    mapping: super::super::types::Mapping::Exact,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn written_elsewhere_needs_a_writer_that_does_not_lock_the_atomic() {
+        let counter = SyncMember {
+            path: "counter".to_string(),
+            offset: 0,
+            size: 8,
+            kind: SyncKind::Atomic,
+            type_name: "long".to_string(),
+            by_use: true,
+            locked: Some(LockEvidence {
+                all_functions: vec!["bump".to_string()],
+                ..LockEvidence::default()
+            }),
+        };
+        // Written only where counter is locked, or overlapping it: no evidence.
+        let same = write("flag", 8, 4, &["bump"]);
+        let inside = write("counter", 0, 8, &["init"]);
+        assert!(written_elsewhere(&[&counter], &[&same, &inside]).is_none());
+        // Written by init and bump: only init's store is evidence.
+        let other = write("flag", 8, 4, &["bump", "init", "init"]);
+        let w = written_elsewhere(&[&counter], &[&same, &other]).expect("evidence");
+        assert_eq!((w.atomic.as_str(), w.member.as_str()), ("counter", "flag"));
+        assert_eq!((w.writes.count, w.writes.functions), (2, 1));
+        assert_eq!(w.writes.sites[0].function, "init");
+        // A typed atomic never seen locked is locked by no function.
+        let typed = SyncMember {
+            locked: None,
+            by_use: false,
+            ..counter.clone()
+        };
+        assert!(written_elsewhere(&[&typed], &[&same]).is_some());
+        // A lock beside data written elsewhere is not evidence.
+        let lock = SyncMember {
+            kind: SyncKind::Lock,
+            locked: None,
+            ..counter
+        };
+        assert!(written_elsewhere(&[&lock], &[&same]).is_none());
     }
 }

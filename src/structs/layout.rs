@@ -138,6 +138,7 @@ mod tests {
             members,
             summary: Summary::default(),
             sync_members: vec![],
+            writes: vec![],
         }
     }
 

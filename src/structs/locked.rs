@@ -4,7 +4,10 @@
 //! operand. Functions are decoded in parallel (rayon); only those instructions are
 //! kept, so a kernel's 30 MB of text costs one linear decode. `dwarf/` maps the
 //! operands to members; `chain` walks back from each site to where its base
-//! register's value came from.
+//! register's value came from. Functions with at least one lock site also give
+//! their plain stores (`mov`, arithmetic with a memory destination, no lock),
+//! mapped the same way, for false sharing's "member written elsewhere"; only
+//! those functions, so the extra cost stays with the code already being mapped.
 
 use super::chain::{chains, dwarf_register, jump_target, Chunk};
 use super::types::LockSite;
@@ -120,13 +123,15 @@ fn demangle(name: &str) -> String {
     name.to_string()
 }
 
-/// The lock sites of one chunk (without chains), and the targets of its jumps that
+/// The lock sites of one chunk (without chains), with its plain stores when it
+/// has a lock site, and the targets of its jumps that
 /// lie outside it.
 fn decode(chunk: &Chunk<'_>) -> (Vec<LockSite>, Vec<u64>) {
     let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
     let end = chunk.address + chunk.bytes.len() as u64;
     let mut instruction = Instruction::default();
     let mut out = Vec::new();
+    let mut stores = Vec::new();
     let mut outside = Vec::new();
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
@@ -140,7 +145,14 @@ fn decode(chunk: &Chunk<'_>) -> (Vec<LockSite>, Vec<u64>) {
         }
         if let Some(site) = site(&instruction, chunk.name) {
             out.push(site);
+        } else if let Some(store) = store(&instruction, chunk.name) {
+            stores.push(store);
         }
+    }
+    // Plain stores only where something is locked (their DWARF is read anyway).
+    if !out.is_empty() {
+        out.append(&mut stores);
+        out.sort_by_key(|s| s.address);
     }
     (out, outside)
 }
@@ -169,6 +181,64 @@ fn is_fence(instruction: &Instruction) -> bool {
         && instruction.immediate(instruction.op_count() - 1) == 0
 }
 
+/// The instruction as a plain store to memory: a `mov`, `movnti`, SSE/AVX move or
+/// integer arithmetic with a memory destination and no lock prefix. Stack
+/// (`%rsp`-based) stores update no struct of interest and are skipped.
+pub fn store(instruction: &Instruction, function: u32) -> Option<LockSite> {
+    if instruction.has_lock_prefix() || instruction.op_count() == 0 {
+        return None;
+    }
+    if instruction.op0_kind() != OpKind::Memory {
+        return None;
+    }
+    let mnemonic = instruction.mnemonic();
+    let plain = matches!(
+        mnemonic,
+        Mnemonic::Mov
+            | Mnemonic::Movnti
+            | Mnemonic::Movss
+            | Mnemonic::Movsd
+            | Mnemonic::Movd
+            | Mnemonic::Movq
+            | Mnemonic::Movups
+            | Mnemonic::Movaps
+            | Mnemonic::Movdqu
+            | Mnemonic::Movdqa
+            | Mnemonic::Vmovss
+            | Mnemonic::Vmovsd
+            | Mnemonic::Vmovd
+            | Mnemonic::Vmovq
+            | Mnemonic::Vmovups
+            | Mnemonic::Vmovaps
+            | Mnemonic::Vmovdqu
+            | Mnemonic::Vmovdqa
+            | Mnemonic::Add
+            | Mnemonic::Sub
+            | Mnemonic::Adc
+            | Mnemonic::Sbb
+            | Mnemonic::And
+            | Mnemonic::Or
+            | Mnemonic::Xor
+            | Mnemonic::Inc
+            | Mnemonic::Dec
+            | Mnemonic::Neg
+            | Mnemonic::Not
+            | Mnemonic::Shl
+            | Mnemonic::Shr
+            | Mnemonic::Sar
+    );
+    if !plain || matches!(instruction.memory_base(), Register::RSP | Register::ESP) {
+        return None;
+    }
+    let mut s = operand(
+        instruction,
+        function,
+        format!("{mnemonic:?}").to_lowercase(),
+    );
+    s.plain = true;
+    Some(s)
+}
+
 pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
     let mnemonic = instruction.mnemonic();
     let implicit = matches!(
@@ -194,6 +264,11 @@ pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
     } else {
         name
     };
+    Some(operand(instruction, function, op))
+}
+
+/// The memory operand of `instruction` as a site named `op`.
+fn operand(instruction: &Instruction, function: u32, op: String) -> LockSite {
     let base = instruction.memory_base();
     let rip = matches!(base, Register::RIP | Register::EIP);
     let target = if rip {
@@ -204,7 +279,7 @@ pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
         None
     };
     let segment = matches!(instruction.segment_prefix(), Register::FS | Register::GS);
-    Some(LockSite {
+    LockSite {
         address: instruction.ip(),
         function,
         op,
@@ -219,8 +294,9 @@ pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
         size: instruction.memory_size().size() as u64,
         target,
         segment,
+        plain: false,
         chain: Vec::new(),
-    })
+    }
 }
 
 #[cfg(test)]

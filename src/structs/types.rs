@@ -174,6 +174,21 @@ pub struct StructLayout {
     pub summary: Summary,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sync_members: Vec<SyncMember>,
+    /// Members plainly stored to (no lock) by exactly mapped stores, which are
+    /// collected only in functions that also lock something; the evidence of
+    /// false sharing's "atomic sharing its line with a member written elsewhere".
+    #[serde(skip)]
+    pub writes: Vec<PlainWrites>,
+}
+
+/// One member's plain stores: where it is, and every store site (exact mappings).
+#[derive(Debug, Clone, Default)]
+pub struct PlainWrites {
+    pub path: String,
+    pub offset: u64,
+    pub size: u64,
+    /// Lowest address first.
+    pub sites: Vec<SiteRef>,
 }
 
 impl StructLayout {
@@ -220,6 +235,10 @@ pub struct LockSite {
     pub target: Option<u64>,
     /// A segment override (`%gs:` per-CPU data): not mapped.
     pub segment: bool,
+    /// Not a lock site but a plain store (`mov`, `add`, … with a memory
+    /// destination, no lock), kept from functions with a lock site only, for false
+    /// sharing's "written elsewhere"; left out of the lock-site statistics.
+    pub plain: bool,
     /// How the base register got its value, walked back over straight-line code
     /// from the site (the first link is the base register at the site itself).
     pub chain: Vec<Link>,

@@ -58,6 +58,7 @@ impl Builder<'_, '_> {
             members,
             summary: Default::default(),
             sync_members,
+            writes: Vec::new(),
         }
     }
 

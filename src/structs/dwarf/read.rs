@@ -170,6 +170,7 @@ fn merge(
         .iter()
         .zip(&outcomes)
         .zip(members)
+        .filter(|((site, _), _)| !site.plain)
         .map(|((site, outcome), mut uses)| {
             uses.sort_by(|a, b| b.path.len().cmp(&a.path.len()).then(a.path.cmp(&b.path)));
             let mut seen = HashSet::new();
@@ -212,10 +213,10 @@ fn rank(o: Outcome) -> u8 {
 /// (or, RIP-relative, an address no global covers; `%gs:`, per-CPU data).
 fn stats(index: &SiteIndex<'_>, outcomes: &[Option<Outcome>]) -> LockStats {
     let mut s = LockStats {
-        sites: outcomes.len(),
+        sites: index.sites.iter().filter(|x| !x.plain).count(),
         ..LockStats::default()
     };
-    for (site, o) in index.sites.iter().zip(outcomes) {
+    for (site, o) in index.sites.iter().zip(outcomes).filter(|x| !x.0.plain) {
         let why = match o {
             Some(Outcome::Mapped(Mapping::Exact)) => {
                 s.exact += 1;
