@@ -98,11 +98,16 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
     let mut outside: Vec<u64> = found.iter().flat_map(|f| f.2.iter().copied()).collect();
     outside.sort_unstable();
     outside.dedup();
-    // Pass 2: the chunks with sites again, whole, for each site's chain.
+    // Pass 2: the chunks with sites again, whole, for each site's chain, with
+    // their plain stores (only where something is locked: that DWARF is read anyway).
     let mut sites: Vec<LockSite> = found
         .into_par_iter()
         .filter(|f| !f.1.is_empty())
-        .flat_map_iter(|(k, sites, _)| chains(&chunks[k], sites, &outside))
+        .flat_map_iter(|(k, mut sites, _)| {
+            sites.extend(stores(&chunks[k]));
+            sites.sort_by_key(|s| s.address);
+            chains(&chunks[k], sites, &outside)
+        })
         .collect();
     sites.sort_by_key(|s| s.address);
     sites.dedup_by_key(|s| s.address);
@@ -123,15 +128,13 @@ fn demangle(name: &str) -> String {
     name.to_string()
 }
 
-/// The lock sites of one chunk (without chains), with its plain stores when it
-/// has a lock site, and the targets of its jumps that
+/// The lock sites of one chunk (without chains), and the targets of its jumps that
 /// lie outside it.
 fn decode(chunk: &Chunk<'_>) -> (Vec<LockSite>, Vec<u64>) {
     let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
     let end = chunk.address + chunk.bytes.len() as u64;
     let mut instruction = Instruction::default();
     let mut out = Vec::new();
-    let mut stores = Vec::new();
     let mut outside = Vec::new();
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
@@ -145,16 +148,23 @@ fn decode(chunk: &Chunk<'_>) -> (Vec<LockSite>, Vec<u64>) {
         }
         if let Some(site) = site(&instruction, chunk.name) {
             out.push(site);
-        } else if let Some(store) = store(&instruction, chunk.name) {
-            stores.push(store);
         }
     }
-    // Plain stores only where something is locked (their DWARF is read anyway).
-    if !out.is_empty() {
-        out.append(&mut stores);
-        out.sort_by_key(|s| s.address);
-    }
     (out, outside)
+}
+
+/// The plain stores of one chunk (without chains).
+fn stores(chunk: &Chunk<'_>) -> Vec<LockSite> {
+    let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
+    let mut instruction = Instruction::default();
+    let mut out = Vec::new();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut instruction);
+        if let Some(s) = store(&instruction, chunk.name) {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// The instruction as a lock site, if it updates memory atomically.
