@@ -109,27 +109,14 @@ pub(super) fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> O
             used.len()
         )
     };
-    Some(Status {
-        state: State::BuildFailed,
-        message: Some(format!(
-            "{why}; build {} seed {} failed ({}): {}",
-            options.builds[f.build].name,
-            f.seed,
-            f.error.as_deref().unwrap_or("failed"),
-            f.command
-        )),
-        last_output: f.output_tail,
-    })
+    let mut status = build_failed(options, &f);
+    status.message = status.message.map(|m| format!("{why}; {m}"));
+    Some(status)
 }
 
-/// A shard's status when any of its builds failed (every variant of a shard
-/// must build: the merge counts on it); `None` when all built.
-pub(super) fn shard_build_failure(
-    options: &LayoutOptions,
-    report: &LayoutReport,
-) -> Option<Status> {
-    let f = report.failed_builds().next()?;
-    Some(Status {
+/// The status of a failed build `f`: which build and seed, why, and the command.
+fn build_failed(options: &LayoutOptions, f: &BuildResult) -> Status {
+    Status {
         state: State::BuildFailed,
         message: Some(format!(
             "build {} seed {} failed ({}): {}",
@@ -139,7 +126,17 @@ pub(super) fn shard_build_failure(
             f.command
         )),
         last_output: f.output_tail.clone(),
-    })
+    }
+}
+
+/// A shard's status when any of its builds failed (every variant of a shard
+/// must build: the merge counts on it); `None` when all built.
+pub(super) fn shard_build_failure(
+    options: &LayoutOptions,
+    report: &LayoutReport,
+) -> Option<Status> {
+    let f = report.failed_builds().next()?;
+    Some(build_failed(options, f))
 }
 
 /// The status when this machine cannot make some planned variant: it needs

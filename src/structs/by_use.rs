@@ -105,21 +105,12 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
             .iter()
             .take(MAX_SITES)
             .map(|o| {
-                let site = &sites.sites[o.2];
-                SiteRef {
-                    address: site.address,
-                    function: sites
-                        .functions
-                        .get(site.function as usize)
-                        .cloned()
-                        .unwrap_or_default(),
-                    op: site.op.clone(),
-                    mapping: if o.0 {
-                        Mapping::Inferred
-                    } else {
-                        Mapping::Exact
-                    },
-                }
+                let mapping = if o.0 {
+                    Mapping::Inferred
+                } else {
+                    Mapping::Exact
+                };
+                site_ref(sites, o.2, mapping)
             })
             .collect(),
         count: order.len(),
@@ -132,11 +123,25 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
     }
 }
 
+/// Site `index` of `sites` as listed in a finding's evidence.
+fn site_ref(sites: &LockSites, index: usize, mapping: Mapping) -> SiteRef {
+    let site = &sites.sites[index];
+    SiteRef {
+        address: site.address,
+        function: sites
+            .functions
+            .get(site.function as usize)
+            .cloned()
+            .unwrap_or_default(),
+        op: site.op.clone(),
+        mapping,
+    }
+}
+
 /// A struct's plain stores grouped by member path, lowest address first.
 fn writes(list: &[&LockUse], sites: &LockSites) -> Vec<PlainWrites> {
     let mut by_path: HashMap<&str, PlainWrites> = HashMap::new();
     for u in list {
-        let site = &sites.sites[u.site];
         let w = by_path
             .entry(u.path.as_str())
             .or_insert_with(|| PlainWrites {
@@ -151,16 +156,7 @@ fn writes(list: &[&LockUse], sites: &LockSites) -> Vec<PlainWrites> {
         } else {
             w.size = w.size.max(u.offset + u.size - w.offset);
         }
-        w.sites.push(SiteRef {
-            address: site.address,
-            function: sites
-                .functions
-                .get(site.function as usize)
-                .cloned()
-                .unwrap_or_default(),
-            op: site.op.clone(),
-            mapping: Mapping::Exact,
-        });
+        w.sites.push(site_ref(sites, u.site, Mapping::Exact));
     }
     let mut out: Vec<PlainWrites> = by_path.into_values().collect();
     for w in &mut out {
