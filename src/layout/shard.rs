@@ -17,12 +17,12 @@ pub use super::merged::{
 };
 use super::variants::{ShuffleLinker, Source, Variant};
 use super::{BuildSpec, LayoutOptions, MIN_VARIANTS};
+use crate::report::json::write_atomically;
 use crate::run::metric::MetricSpec;
 use crate::stats::hierarchical::Estimator;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `schema` of `plan.json`.
@@ -388,27 +388,6 @@ pub fn results_dir(plan_path: &Path) -> PathBuf {
         .parent()
         .unwrap_or_else(|| Path::new("."))
         .join(RESULTS_DIR)
-}
-
-/// Write `bytes` to `path` through `.NAME.tmp.PID` beside it, fsynced, then renamed.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let written = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(anyhow::anyhow!("cannot write {}: {e}", path.display()));
-    }
-    Ok(())
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use std::io::Write;
 use std::path::Path;
 
 /// Write any report type as pretty JSON, atomically (temp file, then rename), so
@@ -12,9 +13,10 @@ pub fn write<T: Serialize>(report: &T, path: &Path) -> Result<()> {
     write_atomically(path, text.as_bytes())
 }
 
-/// Write `bytes` to `path` through a sibling temporary file, then a rename.
-/// A failure is "cannot write PATH: cause", naming `path` (never the
-/// temporary file, which is removed again).
+/// Write `bytes` to `path` through a sibling temporary file, fsynced, then a
+/// rename, so a crash leaves the old file or the whole new one (a shard result
+/// another machine merges relies on it). A failure is "cannot write PATH:
+/// cause", naming `path` (never the temporary file, which is removed again).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path
         .parent()
@@ -28,7 +30,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         ".{file_name}.{}.ghostbench-tmp",
         std::process::id()
     ));
-    std::fs::write(&temp, bytes)
+    let written = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    };
+    written()
         .and_then(|()| std::fs::rename(&temp, path))
         .inspect_err(|_| {
             let _ = std::fs::remove_file(&temp);
