@@ -89,6 +89,24 @@ pub struct Verdicts {
     pub default_covered: bool,
 }
 
+/// One simulated run around exp(`log_centre`): lognormal noise of sd
+/// `run_sd`, and with probability `wild_share` a busy machine's slow-down by
+/// 1 + U(0, `wild_max`).
+pub fn noisy_run(
+    log_centre: f64,
+    run_sd: f64,
+    wild_share: f64,
+    wild_max: f64,
+    rng: &mut ChaCha8Rng,
+) -> f64 {
+    let clean = (log_centre + run_sd * standard_normal(rng)).exp();
+    if rng.random::<f64>() < wild_share {
+        clean * (1.0 + wild_max * rng.random::<f64>())
+    } else {
+        clean
+    }
+}
+
 /// Simulate one experiment with a seeded RNG.
 pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -100,12 +118,13 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
                 offsets[build].push(offset);
                 (0..s.runs)
                     .map(|_| {
-                        let clean = (centre.ln() + offset + s.run_sd * standard_normal(rng)).exp();
-                        if rng.random::<f64>() < s.wild_share {
-                            clean * (1.0 + s.wild_max * rng.random::<f64>())
-                        } else {
-                            clean
-                        }
+                        noisy_run(
+                            centre.ln() + offset,
+                            s.run_sd,
+                            s.wild_share,
+                            s.wild_max,
+                            rng,
+                        )
                     })
                     .collect()
             })

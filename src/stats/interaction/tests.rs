@@ -4,8 +4,9 @@
 
 use super::*;
 use crate::stats::hierarchical::{Estimator, TRIM};
+use crate::stats::layout_sim::noisy_run;
 use crate::stats::sequential::standard_normal;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 const G1: [f64; 8] = [
@@ -127,12 +128,13 @@ fn log_ratios(s: &Shards, effect: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
         let offset = s.layout_sd * standard_normal(rng);
         let runs: Vec<f64> = (0..s.runs)
             .map(|_| {
-                let clean = (centre.ln() + offset + s.run_sd * standard_normal(rng)).exp();
-                if rng.random::<f64>() < s.wild_share {
-                    clean * (1.0 + s.wild_max * rng.random::<f64>())
-                } else {
-                    clean
-                }
+                noisy_run(
+                    centre.ln() + offset,
+                    s.run_sd,
+                    s.wild_share,
+                    s.wild_max,
+                    rng,
+                )
             })
             .collect();
         Estimator::Median.of(&runs)
