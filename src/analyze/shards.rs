@@ -178,16 +178,10 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
     if seeds.len() < MIN_VARIANTS {
         let why: Vec<String> = problems
             .iter()
-            .filter(|p| {
-                matches!(
-                    p,
-                    ShardProblem::Missing { .. } | ShardProblem::Failed { .. }
-                )
-            })
-            .map(|p| match p {
-                ShardProblem::Missing { shards, .. } => format!("missing shards {shards:?}"),
-                ShardProblem::Failed { shard, .. } => format!("shard {shard} failed"),
-                _ => String::new(),
+            .filter_map(|p| match p {
+                ShardProblem::Missing { shards, .. } => Some(format!("missing shards {shards:?}")),
+                ShardProblem::Failed { shard, .. } => Some(format!("shard {shard} failed")),
+                _ => None,
             })
             .collect();
         return Err(TooFewVariants(format!(
