@@ -8,8 +8,7 @@
 
 use super::types::{Link, LockSite};
 use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
-    OpKind, Register,
+    FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
 };
 
 /// A range of code to decode: one function, or a whole section without symbols.
@@ -41,15 +40,14 @@ pub(super) fn jump_target(i: &Instruction) -> Option<u64> {
     }
 }
 
-/// The chunk decoded again whole, to give each of its sites the chain of its base
-/// register and to fold the constant its index register carries.
+/// Each site of `chunk` given the chain of its base register and the constant
+/// its index register carries folded in; `code` is the whole chunk, decoded.
 pub(super) fn chains(
     chunk: &Chunk<'_>,
+    code: &[Instruction],
     mut sites: Vec<LockSite>,
     outside: &[u64],
 ) -> Vec<LockSite> {
-    let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
-    let code: Vec<Instruction> = decoder.iter().collect();
     let mut jumps: Vec<(u64, usize)> = code
         .iter()
         .enumerate()
@@ -64,7 +62,7 @@ pub(super) fn chains(
     );
     jumps.sort_unstable();
     let walk = Walk {
-        code: &code,
+        code,
         jumps: &jumps,
         entry: chunk.entry,
     };

@@ -104,9 +104,11 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .into_par_iter()
         .filter(|f| !f.1.is_empty())
         .flat_map_iter(|(k, mut sites, _)| {
-            sites.extend(stores(&chunks[k]));
+            let chunk = &chunks[k];
+            let code = decoded(chunk);
+            sites.extend(code.iter().filter_map(|i| store(i, chunk.name)));
             sites.sort_by_key(|s| s.address);
-            chains(&chunks[k], sites, &outside)
+            chains(chunk, &code, sites, &outside)
         })
         .collect();
     sites.sort_by_key(|s| s.address);
@@ -153,18 +155,11 @@ fn decode(chunk: &Chunk<'_>) -> (Vec<LockSite>, Vec<u64>) {
     (out, outside)
 }
 
-/// The plain stores of one chunk (without chains).
-fn stores(chunk: &Chunk<'_>) -> Vec<LockSite> {
-    let mut decoder = Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE);
-    let mut instruction = Instruction::default();
-    let mut out = Vec::new();
-    while decoder.can_decode() {
-        decoder.decode_out(&mut instruction);
-        if let Some(s) = store(&instruction, chunk.name) {
-            out.push(s);
-        }
-    }
-    out
+/// Every instruction of `chunk`, for its chains and plain stores (pass 2).
+fn decoded(chunk: &Chunk<'_>) -> Vec<Instruction> {
+    Decoder::with_ip(64, chunk.bytes, chunk.address, DecoderOptions::NONE)
+        .iter()
+        .collect()
 }
 
 /// The instruction as a lock site, if it updates memory atomically.
@@ -359,7 +354,7 @@ mod tests {
             entry: true,
         };
         let (sites, outside) = decode(&chunk);
-        chains(&chunk, sites, &outside)
+        chains(&chunk, &decoded(&chunk), sites, &outside)
     }
 
     #[test]
