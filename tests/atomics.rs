@@ -310,6 +310,16 @@ fn base_registers_are_followed_through_loads_index_offsets_and_globals() {
         (flags["offset"].as_u64(), flags["size"].as_u64()),
         (Some(59), Some(1))
     );
+    // shifted: `lock addl $1,8(%rdi,%rsi,4)` for h->nodes[i - 2]: the
+    // displacement is hstate.gen's, the index walks nodes: neither is claimed.
+    let shifted = site(&r, "shifted");
+    assert!(
+        shifted["op"].as_str().unwrap().starts_with("lock"),
+        "{shifted}"
+    );
+    assert_eq!(shifted["outcome"], "stray-index", "{shifted}");
+    assert!(sync_member(&r, "hstate", "gen").is_none());
+    assert_eq!(r["lock_sites"]["unmapped"]["stray-index"], 1);
     // first: n is in %rdi at the site (a location list).
     assert_eq!(site(&r, "first")["outcome"], "exact");
     assert!(sync_member(&r, "hdr", "count").is_some());

@@ -359,6 +359,11 @@ pub enum Unmapped {
     /// register of no pointer-to-record parameter, a negative offset (a pointer into
     /// a container), a loaded value that is no pointer to a record.
     NoCandidate,
+    /// A scaled index register from a displacement that falls in no array, in a
+    /// record that holds an array the scale walks from there: GCC folds `h->a[i]`
+    /// into `k(%rbx,%rcx,4)` with `k` short of `a`, so the member at the
+    /// displacement would be the wrong one.
+    StrayIndex,
 }
 
 impl Unmapped {
@@ -372,6 +377,7 @@ impl Unmapped {
             Unmapped::UnknownAddress => "unknown-address",
             Unmapped::UntrackedBase => "untracked-base",
             Unmapped::NoCandidate => "no-candidate",
+            Unmapped::StrayIndex => "stray-index",
         }
     }
 }

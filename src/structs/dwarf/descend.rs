@@ -36,6 +36,9 @@ pub(super) struct Descent {
     pub(super) into: u64,
     /// The type of the scalar reached (a pointer, when a chain loads through it).
     pub(super) leaf_ty: usize,
+    /// An unknown index was asked for, but no array was met on the way down: the
+    /// scalar reached is where the displacement points, not where the index does.
+    pub(super) stray_index: bool,
 }
 
 /// Elements an index register's array is expanded into at most.
@@ -89,6 +92,7 @@ impl Builder<'_, '_> {
             leaf_size: 0,
             into: 0,
             leaf_ty: start,
+            stray_index: false,
         };
         let mut unknown_left = unknown;
         let mut at = 0u64;
@@ -160,11 +164,56 @@ impl Builder<'_, '_> {
                     d.into = offset;
                     d.leaf_size = self.size(cur, 0);
                     d.leaf_ty = cur;
+                    d.stray_index = unknown_left;
                     return Some(d);
                 }
             }
         }
         None
+    }
+}
+
+impl Builder<'_, '_> {
+    /// Whether record type `start` holds, at `from` or beyond, an array whose
+    /// elements are `stride` bytes and one of which an index scaled by `stride`
+    /// from `from` lands on: then an index register over a displacement that met
+    /// no array may be walking that array, not an array of `start`s.
+    pub(super) fn inner_array_from(&mut self, start: usize, from: u64, stride: u64) -> bool {
+        self.inner_array_in(start, 0, from, stride, 0)
+    }
+
+    fn inner_array_in(&mut self, ty: usize, at: u64, from: u64, stride: u64, depth: u32) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        let ty = self.strip(ty);
+        let members: Vec<(usize, u64)> = match &self.t.nodes[ty] {
+            Node::Record(r) => r
+                .members
+                .iter()
+                .filter(|m| m.bit_size.is_none())
+                .filter_map(|m| Some((self.target(m.ty)?, m.location.unwrap_or(0))))
+                .collect(),
+            _ => return false,
+        };
+        for (mty, loc) in members {
+            let mat = at + loc;
+            let m = self.strip(mty);
+            let (array_of, record) = match &self.t.nodes[m] {
+                Node::Array { elem, .. } => (Some(*elem), false),
+                Node::Record(_) => (None, true),
+                _ => (None, false),
+            };
+            if let Some(e) = array_of.and_then(|elem| self.target(elem)) {
+                let end = mat + self.size(m, 0);
+                if self.size(e, 0) == stride && end > from && mat.abs_diff(from) % stride == 0 {
+                    return true;
+                }
+            } else if record && self.inner_array_in(m, mat, from, stride, depth + 1) {
+                return true;
+            }
+        }
+        false
     }
 }
 

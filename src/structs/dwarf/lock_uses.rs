@@ -399,9 +399,20 @@ impl<'a> Builder<'a, '_> {
                 let unknown = t.unknown || site.index.is_some();
                 match u64::try_from(at)
                     .ok()
-                    .and_then(|at| self.descend(t.ty, at, unknown))
+                    .and_then(|at| Some((at, self.descend(t.ty, at, unknown)?)))
                 {
-                    Some(mut d) => {
+                    // A scaled index from a displacement in no array: if the record
+                    // holds an array that stride walks from there, the index is
+                    // probably in it, and the member at the displacement is wrong.
+                    Some((at, d))
+                        if d.stray_index
+                            && site.index.is_some()
+                            && site.scale > 1
+                            && self.inner_array_from(t.ty, at, u64::from(site.scale)) =>
+                    {
+                        Unmapped::StrayIndex
+                    }
+                    Some((_, mut d)) => {
                         d.operand(site.size);
                         let uses = registrations(&d, t.mapping);
                         if !uses.is_empty() {
