@@ -181,8 +181,13 @@ pub fn baseline(doc: &serde_json::Value) -> String {
             value(crate::stats::descriptive::median(values), *unit),
         ]);
     }
+    let raw = if metrics.iter().any(|m| m.0 == "wall") {
+        ", raw wall times"
+    } else {
+        ""
+    };
     format!(
-        "baseline measurement of {} ({}), raw wall times\n\n{}",
+        "baseline measurement of {} ({}){raw}\n\n{}",
         doc["commands"][0]["name"].as_str().unwrap_or("?"),
         doc["commands"][0]["text"].as_str().unwrap_or("?"),
         table.render()

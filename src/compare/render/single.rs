@@ -46,8 +46,15 @@ fn headline(single: &Single, name: &str) -> String {
         Some(message) => format!(" (stopped: {message})"),
         None => String::new(),
     };
+    // Wall time is stored raw (process start not subtracted); other metrics are
+    // what the command printed or the kernel counted.
+    let raw = if metrics(single).iter().any(|m| m.0 == "wall") {
+        ", raw wall times"
+    } else {
+        ""
+    };
     format!(
-        "baseline {name}: {} measured alone, raw wall times{status}",
+        "baseline {name}: {} measured alone{raw}{status}",
         single.commands[0].text
     )
 }
