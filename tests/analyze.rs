@@ -353,7 +353,10 @@ fn a_layout_json_reanalyzed_with_its_own_options_agrees_with_the_original() {
         c["controlled"]["low"].as_f64().unwrap(),
         c["controlled"]["high"].as_f64().unwrap(),
     );
-    assert!(1.3 / 1.04 - 1e-9 <= low && low <= high && high <= 1.3 * 1.04 + 1e-9, "{c}");
+    assert!(
+        1.3 / 1.04 - 1e-9 <= low && low <= high && high <= 1.3 * 1.04 + 1e-9,
+        "{c}"
+    );
     let margin = wider_than(&c["controlled"]["low"], &c["controlled"]["high"]);
     let (stdout, wide) = analyze(dir.path(), &["layout.json", "--margin", &margin]);
     assert_eq!(b_cost(&wide)["verdict"], "SAME", "{stdout}");
@@ -396,7 +399,7 @@ fn a_compare_json_reanalyzed_replays_its_looks_and_another_margin_changes_the_ve
             r#"echo "v $((3 * (10000 + ${#GHOSTBENCH_ENV_PAD}) / 2))""#,
             "--shell",
             "--metric",
-            r"regex:v ([0-9]+)",
+            r"regex:v (?P<v>[0-9]+)",
             "--seed",
             "1",
             "--quiet",
