@@ -194,7 +194,7 @@ fn a_command_compared_with_itself_is_never_faster_or_slower() {
 /// so after any number of whole rounds (warm-up included) A and B hold the same
 /// values, and the interval of identical samples holds 1 whatever the count.
 /// So it stays UNKNOWN until --max-time (1 s; each run sleeps 10 ms, so about
-/// 40 rounds, and --max-runs 100 is out of reach) stops it. Only the number of
+/// 40 rounds idle, and --max-runs 100 is out of reach) stops it. Only the number of
 /// rounds depends on time, and nothing asserted depends on that number. The
 /// report must name that limit, never suggest a --max-runs below the one
 /// given, and quote only the verdict's interval.
@@ -221,6 +221,8 @@ fn a_run_stopped_by_max_time_names_max_time() {
             "0",
             "--alpha",
             "0.001",
+            "--min-runs",
+            "2",
             "--max-time",
             "1s",
             "--quiet",
@@ -239,11 +241,11 @@ fn a_run_stopped_by_max_time_names_max_time() {
     assert!(stdout.contains("stopped by --max-time 1.000 s"), "{stdout}");
     let v = metric(&report, "v");
     assert_eq!(v["verdict"], "UNKNOWN", "{stdout}");
-    let (low, high) = (
-        v["ci_low"].as_f64().unwrap(),
-        v["ci_high"].as_f64().unwrap(),
-    );
-    assert!(low <= 1.0 && 1.0 <= high && low < high, "{v}");
+    // On a heavily loaded machine 1 s may end before the first look (after 2
+    // rounds); when there was one, its interval holds 1 and has width.
+    if let (Some(low), Some(high)) = (v["ci_low"].as_f64(), v["ci_high"].as_f64()) {
+        assert!(low <= 1.0 && 1.0 <= high && low < high, "{v}");
+    }
     let causes = v["causes"].as_array().unwrap();
     assert!(!causes.is_empty(), "{v}");
     for cause in causes {
@@ -253,7 +255,16 @@ fn a_run_stopped_by_max_time_names_max_time() {
         }
     }
     assert!(stdout.contains("to decide: "), "{stdout}");
-    assert!(!stdout.contains("--max-runs"), "{stdout}");
+    // No --max-runs value is suggested: --max-runs 100 was not the limit.
+    // (Under heavy load 1 s may hold only a few rounds; then the hint says the
+    // runs are too few for a finite interval and names both options, no value.)
+    for (at, _) in stdout.match_indices("--max-runs ") {
+        let next = stdout[at + "--max-runs ".len()..].chars().next();
+        assert!(!next.is_some_and(|c| c.is_ascii_digit()), "{stdout}");
+    }
+    if !causes.iter().any(|c| c["cause"] == "too_few_runs") {
+        assert!(!stdout.contains("--max-runs"), "{stdout}");
+    }
     // One interval: the descriptive statistics stay in the JSON.
     for descriptive in ["Welch", "Mann–Whitney", "BCa", "p ="] {
         assert!(!stdout.contains(descriptive), "{descriptive} in {stdout}");
