@@ -6,9 +6,14 @@
 # 2. The same on a ~5 ms CPU-bound command.
 # 3. Runs needed for a decided verdict on a 10% difference between two ~5 ms
 #    commands: ghostbench's adaptive stop vs hyperfine's default run count.
+# 4. Wall-clock accuracy on a known 2× ratio, `sleep 0.01` vs `sleep 0.02`:
+#    ghostbench's verdict, ratio and CI (start-up corrected) against hyperfine's
+#    ratio of medians. The tests assert verdicts on printed metrics only; this
+#    is where measured time is checked (a start-up counted twice would pull the
+#    ratio towards 1.5).
 #
 # Usage: benches/compare.sh [RUNS] [REPS] [SEEDS]   (parts 1-2 use RUNS and 3×RUNS
-# per command, repeated REPS times; part 3 runs SEEDS experiments; defaults 100, 5, 10)
+# per command, repeated REPS times; parts 3 and 4 run SEEDS experiments; defaults 100, 5, 10)
 # Needs: hyperfine, cc, python3; perf for the own-CPU columns. Prints Markdown for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -150,4 +155,38 @@ for r in rows:
 print()
 print(f"{decided}/{len(rows)} decided; runs per command median {statistics.median(runs):g}, max {max(runs)}; "
       f"{sum(1 for n in runs if n < 10)}/{len(rows)} in fewer than 10; {covered}/{len(rows)} CIs contain 1.10")
+EOF
+
+echo
+echo "Known 2× wall ratio (sleep 0.01 vs sleep 0.02):"
+echo
+echo "| seed | ghostbench verdict | ghostbench ratio [CI] | runs per command | hyperfine ratio of medians (20 runs) |"
+echo "|---|---|---|---:|---:|"
+: > "$work/two.txt"
+for seed in $(seq 1 "$seeds"); do
+  "$gb" compare "sleep 0.01" "sleep 0.02" --seed "$seed" --quiet --json "$work/two.json" >/dev/null
+  hyperfine -N --runs 20 --warmup 1 --style none --export-json "$work/hf2.json" "sleep 0.01" "sleep 0.02" >/dev/null 2>&1
+  python3 - "$seed" "$work/two.json" "$work/hf2.json" <<'EOF' | tee -a "$work/two.txt"
+import json, statistics, sys
+seed, gb, hf = sys.argv[1], sys.argv[2], sys.argv[3]
+r = json.load(open(gb)); m = r["metrics"][0]
+n = sum(1 for x in r["runs"] if x["side"] == 0 and not x["warmup"])
+t = json.load(open(hf))["results"]
+h = statistics.median(t[1]["times"]) / statistics.median(t[0]["times"])
+print(f"| {seed} | {m['verdict']} | {m['ratio']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] | {n} | {h:.3f} |")
+EOF
+done
+python3 - "$work/two.txt" <<'EOF'
+import statistics, sys
+rows = [line.split("|") for line in open(sys.argv[1])]
+slower = sum(1 for r in rows if r[2].strip() == "SLOWER")
+gb = [float(r[3].split("[")[0]) for r in rows]
+covered = 0
+for r in rows:
+    low, high = r[3].split("[")[1].rstrip("] ").split(",")
+    covered += float(low) <= 2.0 <= float(high)
+hf = [float(r[5]) for r in rows]
+print()
+print(f"{slower}/{len(rows)} SLOWER; ghostbench ratio median {statistics.median(gb):.3f}, "
+      f"{covered}/{len(rows)} CIs contain 2.0; hyperfine ratio median {statistics.median(hf):.3f}")
 EOF
