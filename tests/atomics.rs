@@ -320,6 +320,9 @@ fn base_registers_are_followed_through_loads_index_offsets_and_globals() {
     assert_eq!(shifted["outcome"], "stray-index", "{shifted}");
     assert!(sync_member(&r, "hstate", "gen").is_none());
     assert_eq!(r["lock_sites"]["unmapped"]["stray-index"], 1);
+    // bump: an index over big.cells[100]: not expanded, and said so.
+    assert_eq!(site(&r, "bump")["outcome"], "large-array");
+    assert!(sync_member(&r, "big", "head").is_none());
     // first: n is in %rdi at the site (a location list).
     assert_eq!(site(&r, "first")["outcome"], "exact");
     assert!(sync_member(&r, "hdr", "count").is_some());

@@ -364,6 +364,10 @@ pub enum Unmapped {
     /// into `k(%rbx,%rcx,4)` with `k` short of `a`, so the member at the
     /// displacement would be the wrong one.
     StrayIndex,
+    /// An index register runs over an array of more than 64 elements, or of unknown
+    /// length (a flexible array member): its elements are not expanded one by one,
+    /// so no member is registered.
+    LargeArray,
 }
 
 impl Unmapped {
@@ -378,6 +382,7 @@ impl Unmapped {
             Unmapped::UntrackedBase => "untracked-base",
             Unmapped::NoCandidate => "no-candidate",
             Unmapped::StrayIndex => "stray-index",
+            Unmapped::LargeArray => "large-array",
         }
     }
 }

@@ -218,6 +218,14 @@ impl Builder<'_, '_> {
 }
 
 impl Descent {
+    /// Whether an unknown index runs over an array too long (or of unknown length)
+    /// to expand element by element: `registrations` then leaves it out.
+    pub(super) fn unexpanded(&self) -> bool {
+        self.segs.iter().any(|s| {
+            matches!(s, Seg::Index { unknown: true, count, .. } if *count == 0 || *count > MAX_EXPANDED)
+        })
+    }
+
     /// The bytes an operand of `size` updates, from the offset on, inside the scalar:
     /// the place registered (a split lock is the operand's, not the member's).
     pub(super) fn operand(&mut self, size: u64) {

@@ -418,7 +418,11 @@ impl<'a> Builder<'a, '_> {
                         if !uses.is_empty() {
                             return (Outcome::Mapped(t.mapping), uses);
                         }
-                        Unmapped::ScalarVariable
+                        if d.unexpanded() {
+                            Unmapped::LargeArray
+                        } else {
+                            Unmapped::ScalarVariable
+                        }
                     }
                     None => Unmapped::NoCandidate,
                 }
