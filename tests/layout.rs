@@ -2,9 +2,12 @@
 //! fixtures compiled at test time: verdicts where the effect is large or the
 //! property structural, build and run failures with partial JSON.
 //!
-//! Budgets are small (few layouts and rounds) to keep CI fast. The metric is
-//! `user` time, which other processes on a loaded CI machine disturb less
-//! than wall time.
+//! Budgets are small (few layouts and rounds) to keep CI fast. No verdict
+//! asserted here comes from measured time: tests that assert a verdict or a
+//! ratio use the modelled cost that tests/fixtures/layout/placed.c prints
+//! (exact per binary); tests that run on `user` time assert only what holds
+//! whatever the time (run counts, states, errors, placement facts). The
+//! demo's timed verdicts are checked by benches/demo.sh.
 
 mod common;
 
@@ -30,6 +33,11 @@ fn comparison<'a>(report: &'a Value, build: &str, metric: &str) -> &'a Value {
         .get("comparison")
         .unwrap()
 }
+
+/// placed.c's modelled cost: its work (WORK percent of a fixed count) plus
+/// 0–4% by which quarter of a 64-byte line the linker put its hot function
+/// in. Exact per binary, so the verdicts below are reproducible under any load.
+const COST: &str = r"regex:cost (?P<cost>[0-9]+)";
 
 fn have_cc() -> bool {
     require_tool("cc")
@@ -97,6 +105,9 @@ fn layout_notes_which_match_a_regex_metric_took() {
     assert!(comparison(&report, "B", "decompress").is_object());
 }
 
+/// 30% more work is SLOWER with the true ratio in the interval, and the
+/// report (JSON, HTML) has every part. The metric is placed.c's printed
+/// modelled cost, so the ratio is known exactly and the verdict cannot flake.
 #[test]
 fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     if !have_cc() {
@@ -104,7 +115,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("layout", "work.c");
+    let src = fixture("layout", "placed.c");
     let src = src.display();
     let json = dir.path().join("r.json");
     let html = dir.path().join("r.html");
@@ -116,7 +127,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
             "--build",
             &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
             "--metric",
-            "user",
+            COST,
             "--layouts",
             "8",
             "--rounds",
@@ -135,17 +146,19 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     let report = read_json(&json);
     assert_eq!(report["schema"], "ghostbench.layout");
     assert_eq!(report["status"]["state"], "finished");
-    let c = comparison(&report, "B", "user");
+    let c = comparison(&report, "B", "cost");
     assert_eq!(c["verdict"], "SLOWER", "{c}");
     let (low, high) = (
         c["controlled"]["low"].as_f64().unwrap(),
         c["controlled"]["high"].as_f64().unwrap(),
     );
-    // 30% more loop work; the process start both pay puts the true ratio of user
-    // time a little under 1.3 (1.29 measured here). The CI must reach that range.
+    // 30% more modelled work. A and B of one seed are the same code with a
+    // different constant, so the linker puts `hot` at the same offset in both
+    // and the placement term cancels: the true ratio is 1.30 in every layout,
+    // and the interval must hold it (1.300 [1.300, 1.300] when worked out).
     assert!(
-        low <= 1.3 && high >= 1.25,
-        "CI [{low}, {high}] misses the true ratio (1.25-1.30)"
+        low <= 1.3 + 1e-6 && high >= 1.3 - 1e-6 && low > 1.25 && high < 1.35,
+        "CI [{low}, {high}] misses the true ratio 1.30"
     );
     // Every source is listed with whether it was active.
     let sources: Vec<&str> = report["sources"]
@@ -177,7 +190,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
             "--build",
             &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
             "--metric",
-            "user",
+            COST,
             "--layouts",
             "8",
             "--rounds",
@@ -200,6 +213,9 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
     );
 }
 
+/// A layout-only change (`-falign-functions=64`) is never called FASTER or
+/// SLOWER: the layouts move placed.c's modelled cost of each build by up to
+/// 4%, but the change in code is not a change in work.
 #[test]
 fn alignment_only_is_never_faster_or_slower_at_margin_3() {
     if !have_cc() {
@@ -207,7 +223,7 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("layout", "work.c");
+    let src = fixture("layout", "placed.c");
     let src = src.display();
     let json = dir.path().join("r.json");
     ghostbench(dir.path())
@@ -220,7 +236,7 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
                 "B=cc -O2 -falign-functions=64 -falign-loops=64 {{cflags}} {{ldflags}} {src} -o {{out}}"
             ),
             "--metric",
-            "user",
+            COST,
             "--layouts",
             "5",
             "--rounds",
@@ -234,19 +250,26 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
         .assert()
         .success();
     let report = read_json(&json);
-    let verdict = comparison(&report, "B", "user")["verdict"]
-        .as_str()
+    let row = report["matrix"]
+        .as_array()
         .unwrap()
-        .to_string();
-    assert!(
-        !matches!(verdict.as_str(), "FASTER" | "SLOWER"),
-        "layout-only change got {verdict}"
-    );
+        .iter()
+        .find(|r| r["build"] == "B" && r["metric"] == "cost")
+        .unwrap();
+    // The layouts did move the cost (some seeds put `hot` off the first
+    // quarter of its line), so the verdict is not read off identical numbers.
+    assert!(row["spread_cv"].as_f64().unwrap() > 0.0, "{row}");
+    // Worked out once, exact per binary: with the default seeds, the median
+    // layout's ratio is 1.000 (A's and B's `hot` in the same quarter), so
+    // SAME within ±3%; a layout-only change must never be FASTER or SLOWER.
+    let verdict = row["comparison"]["verdict"].as_str().unwrap();
+    assert_eq!(verdict, "SAME", "layout-only change got {verdict}: {row}");
 }
 
 /// `--layouts auto` (the default): a layout-only difference and a real 30%
 /// one are both decided without a hand-picked layout count, and the report
-/// says how many layouts each needed.
+/// says how many layouts each needed. The metric is placed.c's modelled cost
+/// (exact per binary), so both verdicts and the layouts needed are reproducible.
 #[test]
 fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
     if !have_cc() {
@@ -254,20 +277,17 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
     }
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let src = fixture("layout", "work.c");
+    let src = fixture("layout", "placed.c");
     let src = src.display();
     let json = dir.path().join("r.json");
-    // Margin 3% for the layout-only pair, as in the test above: on a loaded
-    // CI machine `user` time of a 20 ms loop moves by several percent.
+    // Worked out once: the layout-only pair is SAME within ±1% (median
+    // layout ratio 1.000) and 30% more work is SLOWER 1.300, each decided at
+    // the first look of 8 layouts because the cost has no run-to-run noise.
     let cases = [
-        (
-            "-falign-functions=64 -falign-loops=64",
-            "3",
-            &["SAME", "ARTIFACT"][..],
-        ),
-        ("-DWORK=130", "1", &["SLOWER"][..]),
+        ("-falign-functions=64 -falign-loops=64", "SAME"),
+        ("-DWORK=130", "SLOWER"),
     ];
-    for (flags, margin, expected) in cases {
+    for (flags, expected) in cases {
         let out = ghostbench(dir.path())
             .args([
                 "layout",
@@ -276,9 +296,9 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
                 "--build",
                 &format!("B=cc -O2 {flags} {{cflags}} {{ldflags}} {src} -o {{out}}"),
                 "--metric",
-                "user",
+                COST,
                 "--margin",
-                margin,
+                "1",
                 "--max-layouts",
                 "64",
                 "--color",
@@ -291,24 +311,21 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
             .success();
         let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
         let report = read_json(&json);
-        let c = comparison(&report, "B", "user");
+        let c = comparison(&report, "B", "cost");
         let verdict = c["verdict"].as_str().unwrap();
-        assert!(expected.contains(&verdict), "{flags}: {verdict}\n{stdout}");
+        assert_eq!(verdict, expected, "{flags}: {c}\n{stdout}");
         // How many layouts it needed: the looks, their sizes doubling from 8.
         let looks = report["looks"].as_array().unwrap();
         let sizes: Vec<u64> = looks
             .iter()
             .map(|l| l["layouts"].as_u64().unwrap())
             .collect();
-        assert!(!sizes.is_empty() && sizes[0] == 8, "{sizes:?}");
-        assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]), "{sizes:?}");
-        let last = *sizes.last().unwrap();
-        assert_eq!(looks.last().unwrap()["undecided"], 0);
-        assert_eq!(report["used_seeds"].as_array().unwrap().len() as u64, last);
+        assert_eq!(sizes, [8], "{flags}");
+        assert_eq!(looks[0]["undecided"], 0);
+        assert_eq!(report["used_seeds"].as_array().unwrap().len(), 8);
         assert_eq!(report["settings"]["max_layouts"], 64);
-        let note = format!("--layouts auto: every comparison decided with {last} layouts");
-        assert!(stdout.contains(&note), "{stdout}");
-        eprintln!("{flags}: {verdict} with {last} layouts");
+        let note = "--layouts auto: every comparison decided with 8 layouts";
+        assert!(stdout.contains(note), "{stdout}");
     }
 }
 
@@ -553,15 +570,44 @@ fn demo_builds_the_dispatch_benchmark_under_layouts() {
     assert!(explained
         .iter()
         .all(|b| b["functions"].as_array().unwrap().len() <= 5));
-    if require_tool("g++-11") && require_tool("g++-12") {
-        let c = comparison(&report, "g++-12", "variant");
-        assert_eq!(c["verdict"], "FASTER", "{c}");
-        assert!(c["controlled"]["high"].as_f64().unwrap() < 1.0, "{c}");
+    // Every non-baseline build has a decided or undecided verdict for every
+    // metric. Which verdict is timing (the demo measures real ns/call), so
+    // the expected verdicts are checked by benches/demo.sh, not here.
+    assert_verdict_per_metric(&report);
+}
+
+/// Every comparison row of a demo report carries one of the verdicts, with an
+/// interval that contains its estimate; one row per non-baseline build and metric.
+fn assert_verdict_per_metric(report: &Value) {
+    let builds = report["builds"].as_array().unwrap().len();
+    let rows: Vec<&Value> = report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["comparison"].is_null())
+        .collect();
+    assert_eq!(rows.len(), (builds - 1) * 4, "{}", report["matrix"]);
+    for r in rows {
+        let c = &r["comparison"];
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(
+            ["FASTER", "SLOWER", "SAME", "ARTIFACT", "UNKNOWN"].contains(&verdict),
+            "{r}"
+        );
+        assert!(c["sentence"].as_str().is_some_and(|s| !s.is_empty()), "{r}");
+        let (low, est, high) = (
+            c["controlled"]["low"].as_f64().unwrap(),
+            c["controlled"]["estimate"].as_f64().unwrap(),
+            c["controlled"]["high"].as_f64().unwrap(),
+        );
+        assert!(0.0 < low && low <= est && est <= high, "{r}");
     }
 }
 
+/// `demo --max-compilers 1`: the baseline, `final` (devirtualised) and `cold`
+/// (a layout-only change) are built and compared on every dispatch metric.
 #[test]
-fn demo_with_one_compiler_shows_a_real_effect_and_a_ghost() {
+fn demo_with_one_compiler_builds_final_and_cold_and_compares_every_metric() {
     if require_any(&["g++", "clang++"]).is_none() {
         return;
     }
@@ -609,123 +655,20 @@ fn demo_with_one_compiler_shows_a_real_effect_and_a_ghost() {
         })
         .collect();
     eprintln!("verdicts: {verdicts:?}");
-    // The devirtualised loop is the real effect, found in every run so far.
-    let virtual_final = comparison(&report, "final", "virtual");
-    assert_eq!(virtual_final["verdict"], "FASTER", "{verdicts:?}");
-    assert!(virtual_final["controlled"]["high"].as_f64().unwrap() < 0.5);
-    // The cold path changes no instruction: whatever the load, no metric may
-    // be called a real difference under it. (ARTIFACT for `virtual` and SAME
-    // elsewhere are the usual outcome, but on a loaded 2-vCPU VM the default
-    // layout's 5 runs are sometimes too noisy to call the 20-25% ghost
-    // significant, and SAME within ±1% needs quiet layouts; see BENCHMARKS.)
-    for (build, metric, verdict) in &verdicts {
-        if build == "cold" {
+    // Each of the two changed builds is compared on each of the 4 dispatch
+    // metrics. The verdicts themselves (`final` `virtual` FASTER, `cold` never
+    // FASTER/SLOWER, at least one ARTIFACT) come from measured ns/call, so
+    // benches/demo.sh checks them over several seeds and BENCHMARKS.md has the
+    // figures; here only what holds whatever the load.
+    for build in ["final", "cold"] {
+        for metric in ["virtual", "fnptr", "variant", "crtp"] {
             assert!(
-                verdict != "FASTER" && verdict != "SLOWER",
-                "{metric} under cold: {verdicts:?}"
+                verdicts.iter().any(|(b, m, _)| b == build && m == metric),
+                "no verdict for {metric} under {build}: {verdicts:?}"
             );
         }
     }
-    // Issue 10's story: at least one ARTIFACT and one FASTER/SLOWER, at most
-    // one UNKNOWN. It held in every run on a quiet machine (3 of 3 seeds) and
-    // in 4 of 6 at load average 4-5, where a busy default layout can hide the
-    // ghost; so a miss is retried with two other seeds (each retry is
-    // printed). It fails when all three miss and at least one of them had a
-    // quiet default layout (runs within 10%); when all three were noisier
-    // than that, it says so and checks only what holds whatever the noise.
-    let story = |report: &Value| {
-        let count = |v: &[&str]| {
-            report["matrix"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| {
-                    r["comparison"]["verdict"]
-                        .as_str()
-                        .is_some_and(|x| v.contains(&x))
-                })
-                .count()
-        };
-        (
-            count(&["ARTIFACT"]),
-            count(&["FASTER", "SLOWER"]),
-            count(&["UNKNOWN"]),
-        )
-    };
-    let holds = |(artifact, real, unknown): (usize, usize, usize)| {
-        artifact >= 1 && real >= 1 && unknown <= 1
-    };
-    // How noisy the default layout was: the largest spread (max/min - 1) of
-    // `virtual` over one build's measured runs at seed 0. The ghost moves
-    // `virtual` by 20-25%; with 5 runs per build it can be significant only
-    // when the runs themselves spread well under that.
-    let default_spread = |report: &Value| {
-        let runs = report["runs"].as_array().unwrap();
-        let mut worst: f64 = 0.0;
-        for build in 0..3 {
-            let values: Vec<f64> = runs
-                .iter()
-                .filter(|r| r["seed"] == 0 && r["build"] == build && r["warmup"] == false)
-                .filter_map(|r| {
-                    r["values"]
-                        .as_array()?
-                        .iter()
-                        .find(|v| v["name"] == "virtual")?["value"]
-                        .as_f64()
-                })
-                .collect();
-            let (lo, hi) = values.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
-            if !values.is_empty() {
-                worst = worst.max(hi / lo - 1.0);
-            }
-        }
-        worst
-    };
-    const QUIET: f64 = 0.10;
-    let mut outcome = story(&report);
-    let mut spread = default_spread(&report);
-    let mut quiet_misses = usize::from(!holds(outcome) && spread <= QUIET);
-    let mut seed = 1;
-    while !holds(outcome) && seed < 3 {
-        seed += 1;
-        eprintln!(
-            "demo story missed with (ARTIFACT, FASTER/SLOWER, UNKNOWN) = {outcome:?}, default-layout spread {:.1}%; retrying with --seed {seed}",
-            spread * 100.0
-        );
-        ghostbench(dir.path())
-            .args([
-                "demo",
-                "--max-compilers",
-                "1",
-                "--quiet",
-                "--color",
-                "never",
-            ])
-            .args(["--seed", &seed.to_string(), "--json"])
-            .arg(&json)
-            .assert()
-            .success();
-        let report = read_json(&json);
-        outcome = story(&report);
-        spread = default_spread(&report);
-        quiet_misses += usize::from(!holds(outcome) && spread <= QUIET);
-    }
-    if !holds(outcome) && quiet_misses == 0 {
-        // Every attempt ran on a machine too noisy for 5 runs to show the
-        // ghost; what holds whatever the noise was checked above.
-        eprintln!(
-            "demo story not checked: the default layout's runs spread more than {}% in all three attempts (last {:.1}%)",
-            QUIET * 100.0,
-            spread * 100.0
-        );
-        return;
-    }
-    assert!(
-        holds(outcome),
-        "(ARTIFACT, FASTER/SLOWER, UNKNOWN) = {outcome:?} with three seeds, {quiet_misses} of them on quiet default layouts"
-    );
+    assert_verdict_per_metric(&report);
 }
 
 /// The address of a defined text symbol, from `nm` (the oracle for `--explain`).
