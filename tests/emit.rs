@@ -170,10 +170,9 @@ fn the_merge_emits_the_next_wave_only_when_one_is_needed() {
     }
     let src = common::fixture("layout", "placed.c");
     let src = src.display();
-    for (b_flags, margin, next_wave) in [
-        ("-DPERM=0,3,1,2", "0.01", true),
-        ("-DWORK=130", "3", false),
-    ] {
+    for (b_flags, margin, next_wave) in
+        [("-DPERM=0,3,1,2", "0.01", true), ("-DWORK=130", "3", false)]
+    {
         let dir = tempfile::tempdir().unwrap();
         let out = ghostbench()
             .current_dir(dir.path())
