@@ -378,6 +378,16 @@ pub(super) fn element_count(dims: &[Option<u64>]) -> u64 {
     dims.iter().map(|d| d.unwrap_or(0)).product()
 }
 
+/// Arrays longer than this are not expanded element by element (typed atomics and
+/// atomics by use alike).
+const MAX_EXPANDED: u64 = 64;
+
+/// Whether an array of `count` elements (0: unknown length) is expanded element by
+/// element.
+pub(super) fn expandable(count: u64) -> bool {
+    count > 0 && count <= MAX_EXPANDED
+}
+
 /// The natural alignment of a scalar of `size` bytes on the usual ABIs.
 fn natural(size: u64) -> u64 {
     if size == 0 {
@@ -404,5 +414,11 @@ mod tests {
         assert_eq!(element_count(&[Some(2), Some(3)]), 6);
         assert_eq!(element_count(&[Some(4), None]), 0);
         assert_eq!(element_count(&[]), 1);
+    }
+
+    #[test]
+    fn arrays_up_to_64_known_elements_are_expanded() {
+        assert!(expandable(1) && expandable(64));
+        assert!(!expandable(0) && !expandable(65));
     }
 }

@@ -3,7 +3,7 @@
 //! first array met), and the members such a descent makes atomics of: the innermost
 //! named record always, enclosing named records when the path to them is exact.
 
-use super::builder::{element_count, Builder};
+use super::builder::{element_count, expandable, Builder};
 use super::table::Node;
 use crate::structs::types::{LockUse, Mapping};
 
@@ -40,9 +40,6 @@ pub(super) struct Descent {
     /// scalar reached is where the displacement points, not where the index does.
     pub(super) stray_index: bool,
 }
-
-/// Elements an index register's array is expanded into at most.
-const MAX_EXPANDED: u64 = 64;
 
 impl Builder<'_, '_> {
     /// The record a pointer type points to (typedefs and qualifiers stripped).
@@ -221,9 +218,9 @@ impl Descent {
     /// Whether an unknown index runs over an array too long (or of unknown length)
     /// to expand element by element: `registrations` then leaves it out.
     pub(super) fn unexpanded(&self) -> bool {
-        self.segs.iter().any(|s| {
-            matches!(s, Seg::Index { unknown: true, count, .. } if *count == 0 || *count > MAX_EXPANDED)
-        })
+        self.segs
+            .iter()
+            .any(|s| matches!(s, Seg::Index { unknown: true, count, .. } if !expandable(*count)))
     }
 
     /// The bytes an operand of `size` updates, from the offset on, inside the scalar:
@@ -266,7 +263,7 @@ pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
                 else {
                     continue;
                 };
-                if count == 0 || count > MAX_EXPANDED {
+                if !expandable(count) {
                     continue;
                 }
                 let first = offset - index * size;

@@ -2,7 +2,7 @@
 //! qualifiers, by name via `structs::sync`), and every atomic or lock reachable
 //! through nested members and small arrays, with its path and offset.
 
-use super::builder::{element_count, Builder, MAX_DEPTH};
+use super::builder::{element_count, expandable, Builder, MAX_DEPTH};
 use super::table::{Node, Qual};
 use crate::structs::sync::classify_name;
 use crate::structs::types::{SyncKind, SyncMember};
@@ -11,8 +11,6 @@ use crate::structs::types::{SyncKind, SyncMember};
 const MAX_NESTING: u32 = 6;
 /// Atomics and locks listed per struct at most.
 const MAX_LISTED: usize = 256;
-/// Arrays longer than this are not expanded element by element.
-const MAX_EXPANDED: u64 = 64;
 
 impl Builder<'_, '_> {
     /// Atomic or lock, looking through typedefs and qualifiers.
@@ -126,7 +124,7 @@ impl Builder<'_, '_> {
             Node::Array { elem, dims } => {
                 let count = element_count(dims);
                 let Some(e) = self.target(*elem) else { return };
-                if count == 0 || count > MAX_EXPANDED || !self.contains_sync(e, 0) {
+                if !expandable(count) || !self.contains_sync(e, 0) {
                     return;
                 }
                 let size = self.size(e, 0);
