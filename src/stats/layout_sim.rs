@@ -89,22 +89,27 @@ pub struct Verdicts {
     pub default_covered: bool,
 }
 
-/// One simulated run around exp(`log_centre`): lognormal noise of sd
-/// `run_sd`, and with probability `wild_share` a busy machine's slow-down by
-/// 1 + U(0, `wild_max`).
-pub fn noisy_run(
+/// `count` simulated runs around exp(`log_centre`), drawn one after another:
+/// each has lognormal noise of sd `run_sd`, and with probability `wild_share`
+/// a busy machine's slow-down by 1 + U(0, `wild_max`).
+pub fn noisy_runs(
+    count: usize,
     log_centre: f64,
     run_sd: f64,
     wild_share: f64,
     wild_max: f64,
     rng: &mut ChaCha8Rng,
-) -> f64 {
-    let clean = (log_centre + run_sd * standard_normal(rng)).exp();
-    if rng.random::<f64>() < wild_share {
-        clean * (1.0 + wild_max * rng.random::<f64>())
-    } else {
-        clean
-    }
+) -> Vec<f64> {
+    (0..count)
+        .map(|_| {
+            let clean = (log_centre + run_sd * standard_normal(rng)).exp();
+            if rng.random::<f64>() < wild_share {
+                clean * (1.0 + wild_max * rng.random::<f64>())
+            } else {
+                clean
+            }
+        })
+        .collect()
 }
 
 /// Simulate one experiment with a seeded RNG.
@@ -116,17 +121,14 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
             .map(|_| {
                 let offset = s.layout_sd * standard_normal(rng);
                 offsets[build].push(offset);
-                (0..s.runs)
-                    .map(|_| {
-                        noisy_run(
-                            centre.ln() + offset,
-                            s.run_sd,
-                            s.wild_share,
-                            s.wild_max,
-                            rng,
-                        )
-                    })
-                    .collect()
+                noisy_runs(
+                    s.runs,
+                    centre.ln() + offset,
+                    s.run_sd,
+                    s.wild_share,
+                    s.wild_max,
+                    rng,
+                )
             })
             .collect()
     };

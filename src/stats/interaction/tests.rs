@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::stats::hierarchical::{Estimator, TRIM};
-use crate::stats::layout_sim::noisy_run;
+use crate::stats::layout_sim::noisy_runs;
 use crate::stats::sequential::standard_normal;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -126,17 +126,14 @@ struct Shards {
 fn log_ratios(s: &Shards, effect: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
     let cell = |centre: f64, rng: &mut ChaCha8Rng| -> f64 {
         let offset = s.layout_sd * standard_normal(rng);
-        let runs: Vec<f64> = (0..s.runs)
-            .map(|_| {
-                noisy_run(
-                    centre.ln() + offset,
-                    s.run_sd,
-                    s.wild_share,
-                    s.wild_max,
-                    rng,
-                )
-            })
-            .collect();
+        let runs = noisy_runs(
+            s.runs,
+            centre.ln() + offset,
+            s.run_sd,
+            s.wild_share,
+            s.wild_max,
+            rng,
+        );
         Estimator::Median.of(&runs)
     };
     (0..s.variants)
