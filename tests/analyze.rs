@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fixture, ghostbench, read_json, require_tool, timing_lock};
+use common::{fixture, ghostbench, read_json, require_tool, timing_lock, PLACED_COST};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -261,10 +261,6 @@ fn have_cc() -> bool {
     require_tool("cc")
 }
 
-/// The modelled cost that tests/fixtures/layout/placed.c prints: its work,
-/// plus 0–4% by where the linker placed its hot function. Exact per binary.
-const COST: &str = r"regex:cost (?P<cost>[0-9]+)";
-
 /// A layout report of real builds, re-analysed. The verdicts come from the
 /// cost placed.c prints (modelled, exact per binary, so the same on a loaded
 /// machine); wall time is measured too, to re-analyse a second metric, but
@@ -288,7 +284,7 @@ fn a_layout_json_reanalyzed_with_its_own_options_agrees_with_the_original() {
             "--build",
             &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
             "--metric",
-            COST,
+            PLACED_COST,
             "--metric",
             "wall",
             "--layouts",

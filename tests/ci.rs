@@ -296,7 +296,7 @@ fn the_ci_workflow_fails_a_real_regression_and_keeps_the_store() {
         let run = step.run.take().unwrap();
         step.run = Some(run.replacen(
             "--metric user ",
-            "--metric 'regex:cost (?P<cost>[0-9]+)' ",
+            &format!("--metric '{}' ", common::PLACED_COST),
             1,
         ));
     }

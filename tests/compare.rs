@@ -10,7 +10,10 @@
 
 mod common;
 
-use common::{compile_c, fixture, ghostbench, measured_runs, read_json, require_tool, timing_lock};
+use common::{
+    compile_c, fixture, ghostbench, measured_runs, read_json, require_tool, timing_lock,
+    PLACED_COST,
+};
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
@@ -23,10 +26,6 @@ fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
         .find(|m| m["name"] == name)
         .unwrap_or_else(|| panic!("metric {name} missing in {report}"))
 }
-
-/// The modelled cost that tests/fixtures/layout/placed.c prints: its work,
-/// plus 0–4% by where the linker placed its hot function. Exact per binary.
-const COST: &str = r"regex:cost (?P<cost>[0-9]+)";
 
 /// placed.c built with `cc -O2 -DWORK=<work>` into `dir`, or None (the test
 /// [`common::skipped`]) without a C compiler.
@@ -62,7 +61,7 @@ fn a_program_doing_twice_the_work_is_slower_with_a_ci_around_two() {
         .arg("compare")
         .arg(a.display().to_string())
         .arg(b.display().to_string())
-        .args(["--metric", COST, "--quiet", "--json"])
+        .args(["--metric", PLACED_COST, "--quiet", "--json"])
         .arg(&json)
         .assert()
         .success()

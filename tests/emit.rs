@@ -183,7 +183,7 @@ fn the_merge_emits_the_next_wave_only_when_one_is_needed() {
                 "-b",
                 &format!("B=cc -O2 {b_flags} {{cflags}} {{ldflags}} {src} -o {{out}}"),
                 "--metric",
-                "regex:cost (?P<cost>[0-9]+)",
+                common::PLACED_COST,
                 "--layouts",
                 "auto",
                 "--max-layouts",

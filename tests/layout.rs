@@ -12,7 +12,9 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, measured_runs, read_json, require_any, require_tool, timing_lock};
+use common::{
+    fixture, measured_runs, read_json, require_any, require_tool, timing_lock, PLACED_COST,
+};
 use serde_json::Value;
 use std::path::Path;
 
@@ -33,11 +35,6 @@ fn comparison<'a>(report: &'a Value, build: &str, metric: &str) -> &'a Value {
         .get("comparison")
         .unwrap()
 }
-
-/// placed.c's modelled cost: its work (WORK percent of a fixed count) plus
-/// 0–4% by which quarter of a 64-byte line the linker put its hot function
-/// in. Exact per binary, so the verdicts below are reproducible under any load.
-const COST: &str = r"regex:cost (?P<cost>[0-9]+)";
 
 fn have_cc() -> bool {
     require_tool("cc")
@@ -127,7 +124,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
             "--build",
             &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
             "--metric",
-            COST,
+            PLACED_COST,
             "--layouts",
             "8",
             "--rounds",
@@ -190,7 +187,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
             "--build",
             &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
             "--metric",
-            COST,
+            PLACED_COST,
             "--layouts",
             "8",
             "--rounds",
@@ -236,7 +233,7 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
                 "B=cc -O2 -falign-functions=64 -falign-loops=64 {{cflags}} {{ldflags}} {src} -o {{out}}"
             ),
             "--metric",
-            COST,
+            PLACED_COST,
             "--layouts",
             "5",
             "--rounds",
@@ -296,7 +293,7 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
                 "--build",
                 &format!("B=cc -O2 {flags} {{cflags}} {{ldflags}} {src} -o {{out}}"),
                 "--metric",
-                COST,
+                PLACED_COST,
                 "--margin",
                 "1",
                 "--max-layouts",

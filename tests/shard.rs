@@ -22,14 +22,10 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, read_json, require_tool, timing_lock};
+use common::{fixture, read_json, require_tool, timing_lock, PLACED_COST};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-/// The fixture's modelled cost: its work, plus 0–4% by where its hot
-/// function was placed.
-const METRIC: &str = r"regex:cost (?P<cost>[0-9]+)";
 
 fn ghostbench(dir: &Path) -> Command {
     let mut command = common::ghostbench();
@@ -53,7 +49,7 @@ fn plan(dir: &Path, build_args: &[String], extra: &[&str]) -> PathBuf {
     let out = ghostbench(dir)
         .arg("layout")
         .args(build_args)
-        .args(["--metric", METRIC])
+        .args(["--metric", PLACED_COST])
         .args(extra)
         .args(["--plan-only", "P"])
         .assert()

@@ -73,7 +73,7 @@ fn four_slurm_shards_merge_to_the_one_process_verdicts() {
                 "--build",
                 &format!("B=cc -O2 {flags} {{cflags}} {{ldflags}} {src} -o {{out}}"),
                 "--metric",
-                "regex:cost (?P<cost>[0-9]+)",
+                common::PLACED_COST,
                 "--layouts",
                 "8",
                 "--rounds",

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{read_json, skipped};
+use common::{read_json, skipped, PLACED_COST};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -57,8 +57,6 @@ fn sql(store: &str, statement: &str) -> String {
     }
 }
 
-/// placed.c's modelled cost, as a metric.
-const COST: &str = r"regex:cost (?P<cost>[0-9]+)";
 /// What the `echo score N` commands print, as a metric.
 const SCORE: &str = r"regex:score (?P<score>[0-9]+)";
 
@@ -176,7 +174,7 @@ fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
             "--build",
             &format!("B=cc -O2 -DWORK=50 {{cflags}} {{ldflags}} {src} -o {{out}}"),
             "--metric",
-            COST,
+            PLACED_COST,
             "--layouts",
             "3",
             "--rounds",
@@ -338,7 +336,7 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
     let (base, slower) = (build("base", 30), build("slower", 39));
     let runs = [
         "--metric",
-        COST,
+        PLACED_COST,
         "--max-runs",
         "40",
         "--quiet",

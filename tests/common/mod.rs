@@ -57,6 +57,12 @@ pub fn fixture(verb: &str, name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The modelled cost that tests/fixtures/layout/placed.c prints, as a metric:
+/// its work (WORK percent of a fixed count) plus 0–4% by which quarter of a
+/// 64-byte line the linker put its hot function in. Exact per binary, so
+/// verdicts on it are reproducible under any load.
+pub const PLACED_COST: &str = r"regex:cost (?P<cost>[0-9]+)";
+
 /// Tests whose results depend on timing take this lock, so the binary's own
 /// tests do not run in parallel and load the machine under each other.
 pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
