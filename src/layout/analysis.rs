@@ -7,12 +7,11 @@ use super::{
     Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, Undecided, VariantValue,
 };
 use crate::run::metric::Unit;
-use crate::stats::descriptive::median;
+use crate::stats::fragility::WildRuns;
 use crate::stats::hierarchical::{
-    decide_layout, layout_ratio, smallest_trustworthy_effect, spread_cv, LayoutDecision,
-    LayoutRatio,
+    decide_layout, smallest_trustworthy_effect, spread_cv, LayoutDecision, LayoutRatio,
 };
-use crate::stats::verdict::{decide, Verdict};
+use crate::stats::verdict::Verdict;
 
 /// The per-metric matrix: one row per build.
 pub fn analyze(
@@ -107,6 +106,8 @@ fn compare(
         controlled_verdict,
         artifact_share,
         verdict,
+        fragility,
+        wild,
     } = decide_layout(
         a,
         b,
@@ -124,8 +125,23 @@ fn compare(
     // "Reverses" only when the opposite direction is itself significant.
     let reverses = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
         && matches!((default_ratio, controlled), (Some(d), Some(c)) if (d.estimate - 1.0) * (c.estimate - 1.0) < 0.0);
-    let undecided =
-        (verdict == Verdict::Unknown).then(|| diagnose(options, a, b, controlled, confidence));
+    let placement_points = match (verdict, default_ratio, controlled) {
+        (Verdict::Faster | Verdict::Slower, Some(d), Some(c))
+            if d.estimate < c.low || d.estimate > c.high =>
+        {
+            Some(d.estimate - c.estimate)
+        }
+        _ => None,
+    };
+    let undecided = (verdict == Verdict::Unknown).then(|| {
+        diagnose(
+            options,
+            a,
+            b,
+            controlled.map(|c| (c, wild)),
+            confidence,
+        )
+    });
     Comparison {
         default_ratio,
         default_verdict,
@@ -136,52 +152,56 @@ fn compare(
         artifact_share,
         reverses,
         undecided,
+        fragility,
+        placement_points,
     }
 }
 
-/// Why an UNKNOWN across layouts, from the data.
+/// Why an UNKNOWN across layouts, from the data: too few runs; a busy
+/// machine (10% or more of the runs set aside as wild); run noise within
+/// layouts making most of the spread (more rounds); layout spread (more
+/// layouts); or an estimate too close to the margin for any budget.
 pub fn diagnose(
     options: &LayoutOptions,
     a: &[Vec<f64>],
     b: &[Vec<f64>],
-    controlled: Option<LayoutRatio>,
-    confidence: f64,
+    controlled: Option<(LayoutRatio, WildRuns)>,
+    _confidence: f64,
 ) -> Undecided {
-    let Some(c) = controlled else {
+    let Some((c, wild)) = controlled else {
         return Undecided::TooFewRuns;
     };
     let margin = options.margin;
-    // Wild runs: far from their variant's median, against the pooled run
-    // noise of both builds.
-    let hib = options.higher_is_better;
-    let wild = wild_runs(a, b, hib);
-    if wild.runs > 0 {
-        let clean = |side: &[Vec<f64>]| -> Vec<Vec<f64>> {
-            side.iter()
-                .map(|runs| {
-                    runs.iter()
-                        .zip(worse_than_best(runs, hib))
-                        .filter(|&(_, d)| d <= wild.threshold)
-                        .map(|(&v, _)| v)
-                        .collect()
-                })
-                .collect()
+    if wild.runs > 0 && wild.runs * 10 >= wild.of {
+        return Undecided::RunOutliers {
+            runs: wild.runs,
+            of: wild.of,
+            worst: wild.worst,
+            variants: wild.variants,
         };
-        let decided_without = layout_ratio(&clean(a), &clean(b), options.estimator, confidence)
-            .is_some_and(|r| decide(r.low, r.high, margin, false) != Verdict::Unknown);
-        if decided_without {
-            return Undecided::RunOutliers {
-                runs: wild.runs,
-                of: wild.of,
-                worst: wild.worst,
-                variants: wild.variants,
-            };
-        }
     }
-    // Layout spread: how many variants would shrink the interval enough.
     let (centre, half) = (c.estimate.ln(), (c.high.ln() - c.low.ln()) / 2.0);
     let edge = (1.0 + margin).ln();
     let room = (centre.abs() - edge).abs();
+    // The share of the per-layout ratios' variance that run noise makes.
+    let share = run_noise_share(options, a, b, c.log_ratio_sd);
+    if share > 0.5 && room > 0.0 {
+        // Run noise shrinks with rounds; the layout part does not.
+        let per_cell = share * c.log_ratio_sd.powi(2);
+        let layout_part = c.log_ratio_sd.powi(2) - per_cell;
+        let target = (room / half).powi(2) * c.log_ratio_sd.powi(2) / 1.2;
+        if target > layout_part {
+            let factor = per_cell / (target - layout_part);
+            let rounds = (options.rounds as f64 * factor).ceil();
+            if rounds.is_finite() && rounds <= (options.rounds * 8).max(16) as f64 {
+                return Undecided::RunNoise {
+                    share,
+                    rounds: (rounds as usize).max(options.rounds + 1),
+                };
+            }
+        }
+    }
+    // Layout spread: how many variants would shrink the interval enough.
     let needed = if room > 0.0 {
         (c.variants as f64 * (half / room).powi(2) * 1.2).ceil()
     } else {
@@ -205,72 +225,37 @@ pub fn diagnose(
     }
 }
 
-/// Runs far from their variant's median.
-struct WildRuns {
-    runs: usize,
-    of: usize,
-    /// The largest log distance from its variant's best run.
-    worst: f64,
-    /// The log distance beyond which a run counts as wild.
-    threshold: f64,
-    /// Seeds (variant indexes) holding wild runs.
-    variants: Vec<usize>,
-}
-
-/// A run is wild when it is worse than its variant's best run by more than
-/// 5 robust standard deviations of the pooled run noise (1.4826 × the median
-/// absolute log distance of all runs from their variant's median) and more
-/// than 1%. Measured from the best run, not the median, because a busy machine
-/// only ever makes runs worse: when most of a variant's few runs were slowed,
-/// its median is one of them.
-fn wild_runs(a: &[Vec<f64>], b: &[Vec<f64>], higher_is_better: bool) -> WildRuns {
-    let mut distances = Vec::new();
-    for runs in a.iter().chain(b) {
-        let m = median(runs);
-        distances.extend(runs.iter().map(|v| (v / m).ln().abs()));
-    }
-    let of = distances.len();
-    distances.retain(|d| d.is_finite());
-    let scale = 1.4826 * median(&distances);
-    let threshold = (5.0 * scale).max(0.01);
-    let mut wild = WildRuns {
-        runs: 0,
-        of,
-        worst: 0.0,
-        threshold,
-        variants: Vec::new(),
-    };
-    for side in [a, b] {
-        for (i, runs) in side.iter().enumerate() {
-            for d in worse_than_best(runs, higher_is_better) {
-                if d > threshold {
-                    wild.runs += 1;
-                    wild.worst = wild.worst.max(d);
-                    if !wild.variants.contains(&i) {
-                        wild.variants.push(i);
-                    }
-                }
-            }
+/// The share (0–1) of the variance of the per-layout log ratios that run
+/// noise within layouts explains: the pooled within-cell variance of the log
+/// runs, times π/2 for a median (its efficiency under normal noise; 1 for a
+/// min, roughly), divided by the runs a cell and doubled for two builds,
+/// over the variance of the log ratios. 0 when it cannot be told.
+fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: f64) -> f64 {
+    let (mut sum, mut df, mut runs, mut cells) = (0.0, 0usize, 0usize, 0usize);
+    for cell in a.iter().chain(b) {
+        let logs: Vec<f64> = cell
+            .iter()
+            .filter(|v| **v > 0.0)
+            .map(|v| v.ln())
+            .collect();
+        if logs.len() < 2 {
+            continue;
         }
+        let m = logs.iter().sum::<f64>() / logs.len() as f64;
+        sum += logs.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        df += logs.len() - 1;
+        runs += logs.len();
+        cells += 1;
     }
-    wild.variants.sort_unstable();
-    wild
-}
-
-/// How much worse than the best of `runs` each run is (log scale, in order).
-fn worse_than_best(runs: &[f64], higher_is_better: bool) -> impl Iterator<Item = f64> + '_ {
-    let best = if higher_is_better {
-        runs.iter().copied().fold(f64::NAN, f64::max)
-    } else {
-        runs.iter().copied().fold(f64::NAN, f64::min)
+    if df == 0 || cells == 0 || !(sd > 0.0) {
+        return 0.0;
+    }
+    let efficiency = match options.estimator {
+        crate::stats::hierarchical::Estimator::Median => std::f64::consts::FRAC_PI_2,
+        crate::stats::hierarchical::Estimator::Min => 1.0,
     };
-    runs.iter().map(move |&v| {
-        if higher_is_better {
-            (best / v).ln()
-        } else {
-            (v / best).ln()
-        }
-    })
+    let per_cell = sum / df as f64 * efficiency / (runs as f64 / cells as f64) * 2.0;
+    (per_cell / sd.powi(2)).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub mod variants;
 use crate::run::environment::Environment;
 use crate::run::metric::{MetricSpec, Unit};
 use crate::run::RunRecord;
+use crate::stats::fragility::Fragility;
 use crate::stats::hierarchical::{Estimator, LayoutRatio};
 use crate::stats::verdict::Verdict;
 use builds::BuildResult;
@@ -240,6 +241,14 @@ pub struct Comparison {
     pub reverses: bool,
     /// For UNKNOWN: why, from the data.
     pub undecided: Option<Undecided>,
+    /// Layouts in which B stands apart from its typical ratio to A in every
+    /// round: a one-sided layout ghost, reported whatever the verdict.
+    pub fragility: Option<Fragility>,
+    /// For a decided FASTER/SLOWER whose default-layout estimate lies outside
+    /// the across-layouts interval: the default ratio minus the controlled
+    /// estimate (ratio points), the part of the default layout's difference
+    /// that is placement.
+    pub placement_points: Option<f64>,
 }
 
 /// Why a comparison stayed UNKNOWN, from the data (facts; `render::prose`
@@ -249,8 +258,8 @@ pub struct Comparison {
 pub enum Undecided {
     /// Fewer than 2 variants with runs of both builds.
     TooFewRuns,
-    /// Wild runs (a busy machine) moved some variants' estimates; without
-    /// them the interval would decide.
+    /// Wild runs (a busy machine): at least 10% of the runs were set aside
+    /// as run-level contamination.
     RunOutliers {
         runs: usize,
         of: usize,
@@ -261,6 +270,10 @@ pub enum Undecided {
     },
     /// Layout spread: about this many layouts would likely decide.
     LayoutSpread { layouts: usize },
+    /// Run noise within a layout is most of the spread of the per-layout
+    /// ratios (`share` of its variance): about `rounds` rounds would likely
+    /// decide, where more layouts would not help as much.
+    RunNoise { share: f64, rounds: usize },
     /// Shards on different CPU models point opposite ways (FASTER on one,
     /// SLOWER on another): no pooled verdict stands for all of them.
     DependsOnMachine { models: Vec<MachineEffect> },

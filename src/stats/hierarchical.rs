@@ -2,36 +2,34 @@
 //! summarised per variant, then an analytic interval over the variants.
 //!
 //! Each build s is measured under matched layout variants i = 0..n (the same
-//! seeds for every build). Per variant, a robust estimate m[s][i] (median or
-//! min of that variant's runs) summarises the runs; the per-variant effect is
-//! d[i] = log(m[B][i] / m[A][i]). The variants are the unit of replication:
-//! layout moves a whole variant's runs together, and the run noise is already
-//! inside each d[i], so nothing below resamples or re-counts the runs.
+//! seeds for every build). Wild runs (a busy machine's: worse than another
+//! run of the same binary in the same layout by more than run noise allows)
+//! are set aside first (`fragility::set_aside_wild_runs`). Per variant, a
+//! robust estimate m[s][i] (median or min of the kept runs) summarises the
+//! runs; the per-variant effect is d[i] = log(m[B][i] / m[A][i]). The
+//! variants are the unit of replication: layout moves a whole variant's runs
+//! together, and the run noise is already inside each d[i].
 //!
-//! The interval is Yuen's trimmed t over the d[i] (Tukey & McLaughlin 1963;
-//! Yuen 1974; Wilcox, *Introduction to Robust Estimation*, 4th ed., §4.5):
-//! trim g = ⌊0.2·n⌋ values from each end, take the trimmed mean, estimate its
-//! standard error from the winsorized variance, and read Student's t with
-//! n − 2g − 1 degrees of freedom. Why this one:
-//! - It is analytic, so the bounds do not move with a bootstrap seed, and it
-//!   holds at Bonferroni levels (α/8 with 8 variants is a tail of 3e-3, which
-//!   a percentile bootstrap can only read off its most extreme replicates).
-//! - It is robust to a wild variant. On a busy machine a variant's median is
-//!   pulled far off when most of its few runs were slowed (3 of 5 runs at a
-//!   15% wild-run rate happens to 1 variant in 40 per build); the plain t
-//!   interval then widens to UNKNOWN, the trimmed one drops that variant.
-//! - With fewer than 5 variants it trims nothing and is Student's t.
-//!
-//! The d[i] of an A/A comparison are symmetric about 0 (the builds are
-//! exchangeable), and a real effect shifts them, so the trimmed mean
-//! estimates the effect. docs/methodology.md §10 has the simulations.
+//! The interval is Student's t over the d[i]: it targets the *mean* effect
+//! over the layout distribution, which is what a user of the build gets.
+//! Round 3 used Yuen's 20%-trimmed t here, which targets the typical layout
+//! and trimmed away a one-sided ghost (one build slow in 1 layout of 8); a
+//! layout effect is never trimmed now, only runs proven to be run-level
+//! contamination, and layouts that stand out reproducibly are reported as
+//! fragility (`fragility::fragile_layouts`). When the values are printed on
+//! a coarse decimal step, the rounding bound is folded into every interval
+//! (`resolution`), so no interval on varying data has zero width.
+//! docs/methodology.md §10 has the simulations.
 
 use super::descriptive::{mean, median, sample_variance};
 use super::distributions::student_t_quantile;
+use super::fragility::{fragile_layouts, set_aside_wild_runs, Cleaned, Fragility, WildRuns};
+use super::resolution::{decimal_step, material, rounding_half_width};
 use super::verdict::{artifact, decide, Verdict};
 use serde::Serialize;
 
-/// The fraction trimmed from each end of the per-variant log ratios.
+/// The fraction trimmed from each end by Yuen's trimmed t (`trimmed_t`,
+/// used for the per-CPU-model estimates of shards and the default layout).
 pub const TRIM: f64 = 0.2;
 
 /// How one variant's runs are summarised into its estimate m[s][i].
@@ -57,20 +55,35 @@ impl Estimator {
 /// The layout-controlled ratio B/A with its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LayoutRatio {
-    /// exp(trimmed mean over variants of log(m[B][i] / m[A][i])).
+    /// exp(mean over variants of log(m[B][i] / m[A][i])).
     pub estimate: f64,
     pub low: f64,
     pub high: f64,
     pub confidence: f64,
-    /// Variants that entered (both builds had runs and positive estimates).
+    /// Variants that entered (both builds had kept runs and positive estimates).
     pub variants: usize,
-    /// Variants trimmed from each end (⌊0.2·variants⌋).
-    pub trimmed: usize,
-    /// Degrees of freedom of the t quantile (variants − 2·trimmed − 1).
+    /// Runs set aside as wild (both builds), out of `runs`.
+    pub wild_runs: usize,
+    pub runs: usize,
+    /// Degrees of freedom of the t quantile (variants − 1).
     pub df: f64,
     /// Standard deviation over variants of log(m[B][i] / m[A][i]): the noise a
     /// single-layout comparison carries.
     pub log_ratio_sd: f64,
+    /// The values' printing step, when it is coarse enough to matter.
+    pub resolution: Option<Resolution>,
+}
+
+/// A coarse printing step and what it adds to an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Resolution {
+    /// The step every value is a whole multiple of (e.g. 1 for whole ns).
+    pub step: f64,
+    /// The step as a share of the baseline's typical value.
+    pub relative: f64,
+    /// The rounding bound on log(B/A) folded into the interval
+    /// (q/(2·A) + q/(2·B)).
+    pub half_width: f64,
 }
 
 /// A trimmed-t interval of a location on the log scale.
@@ -111,58 +124,117 @@ pub fn trimmed_t(xs: &[f64], trim: f64, confidence: f64) -> Option<TrimmedT> {
     })
 }
 
-/// The per-variant log ratios log(m[B][i] / m[A][i]) of the variants where
-/// both builds have runs and positive estimates. `None` if any run value is
-/// not finite.
-pub fn variant_log_ratios(
+/// The printing step of all `values` and its rounding bound on a ratio of
+/// values near `a` and `b`, when it is material.
+fn resolution_of(values: &[f64], a: f64, b: f64) -> Option<Resolution> {
+    let step = decimal_step(values)?;
+    let half_width = material(rounding_half_width(Some(step), a, b))?;
+    Some(Resolution {
+        step,
+        relative: step / a,
+        half_width,
+    })
+}
+
+/// Everything the across-layouts analysis found, for the verdict and the
+/// fragility finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Across {
+    pub ratio: LayoutRatio,
+    /// The runs with wild runs set aside.
+    pub cleaned: Cleaned,
+    /// The variant indexes that entered, and their log ratios (same order).
+    pub variants: Vec<usize>,
+    pub logs: Vec<f64>,
+}
+
+/// The layout-controlled ratio with what it was computed from: wild runs set
+/// aside, per-variant estimates, Student's t over the per-variant log ratios
+/// (the mean over layouts), widened by the rounding bound of a coarse
+/// printing step.
+///
+/// `a[i]` and `b[i]` are the runs of variant i of each build (matched seeds).
+/// Variants where either side has no kept runs or a non-positive estimate are
+/// left out. `None` with fewer than 2 usable variants, a non-finite value, or
+/// `confidence` outside (0, 1).
+pub fn across_layouts(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     estimator: Estimator,
-) -> Option<Vec<f64>> {
+    confidence: f64,
+    higher_is_better: bool,
+) -> Option<Across> {
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
     if a.iter().chain(b).flatten().any(|v| !v.is_finite()) {
         return None;
     }
-    Some(
-        a.iter()
-            .zip(b)
-            .filter(|(x, y)| !x.is_empty() && !y.is_empty())
-            .map(|(x, y)| (estimator.of(x), estimator.of(y)))
-            .filter(|&(x, y)| x > 0.0 && y > 0.0)
-            .map(|(x, y)| (y / x).ln())
-            .collect(),
-    )
+    let all_a: Vec<f64> = a.iter().flatten().copied().collect();
+    let all_b: Vec<f64> = b.iter().flatten().copied().collect();
+    let (typical_a, typical_b) = (median(&all_a), median(&all_b));
+    let values: Vec<f64> = all_a.iter().chain(&all_b).copied().collect();
+    let resolution = resolution_of(&values, typical_a, typical_b);
+    // Runs one or two printing steps apart are not wild.
+    let floor = resolution.map_or(0.0, |r| {
+        2.0 * r.step / typical_a.min(typical_b).max(f64::MIN_POSITIVE)
+    });
+    let cleaned = set_aside_wild_runs(a, b, higher_is_better, floor);
+    let mut variants = Vec::new();
+    let mut logs = Vec::new();
+    for (i, (x, y)) in cleaned.a.iter().zip(&cleaned.b).enumerate() {
+        if x.is_empty() || y.is_empty() {
+            continue;
+        }
+        let (ex, ey) = (estimator.of(x), estimator.of(y));
+        if ex > 0.0 && ey > 0.0 {
+            variants.push(i);
+            logs.push((ey / ex).ln());
+        }
+    }
+    let n = logs.len();
+    if n < 2 {
+        return None;
+    }
+    let centre = mean(&logs);
+    let sd = sample_variance(&logs, centre).sqrt();
+    let df = (n - 1) as f64;
+    let t = student_t_quantile(0.5 + confidence / 2.0, df);
+    if !t.is_finite() || !sd.is_finite() {
+        return None;
+    }
+    let spread = t * sd / (n as f64).sqrt();
+    let rounding = resolution.map_or(0.0, |r| r.half_width);
+    let half = spread.hypot(rounding);
+    let ratio = LayoutRatio {
+        estimate: centre.exp(),
+        low: (centre - half).exp(),
+        high: (centre + half).exp(),
+        confidence,
+        variants: n,
+        wild_runs: cleaned.wild.runs,
+        runs: cleaned.wild.of,
+        df,
+        log_ratio_sd: sd,
+        resolution,
+    };
+    Some(Across {
+        ratio,
+        cleaned,
+        variants,
+        logs,
+    })
 }
 
-/// The layout-controlled ratio: Yuen's trimmed t over the per-variant log
-/// ratios, back on the ratio scale.
-///
-/// `a[i]` and `b[i]` are the runs of variant i of each build (matched seeds).
-/// Variants where either side has no runs or a non-positive estimate are left
-/// out. `None` with fewer than 2 usable variants, a non-finite value, or
-/// `confidence` outside (0, 1).
+/// The layout-controlled ratio alone ([`across_layouts`]).
 pub fn layout_ratio(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     estimator: Estimator,
     confidence: f64,
+    higher_is_better: bool,
 ) -> Option<LayoutRatio> {
-    let logs = variant_log_ratios(a, b, estimator)?;
-    let n = logs.len();
-    if n < 2 {
-        return None;
-    }
-    let interval = trimmed_t(&logs, TRIM, confidence)?;
-    let sd = sample_variance(&logs, mean(&logs)).sqrt();
-    Some(LayoutRatio {
-        estimate: interval.trimmed_mean.exp(),
-        low: interval.low.exp(),
-        high: interval.high.exp(),
-        confidence,
-        variants: n,
-        trimmed: interval.trimmed,
-        df: interval.df,
-        log_ratio_sd: sd,
-    })
+    across_layouts(a, b, estimator, confidence, higher_is_better).map(|x| x.ratio)
 }
 
 /// The default-layout ratio B/A of one variant's runs: Yuen's two-sample
@@ -176,7 +248,9 @@ pub fn layout_ratio(
 /// nominal 95% with 3 runs. Yuen's interval holds its level under normal log
 /// noise at any n ≥ 2 (with fewer than 5 runs it trims nothing and is
 /// Welch's), and with 5 runs a single wild run per side is trimmed instead
-/// of pulling the estimate.
+/// of pulling the estimate. A coarse printing step's rounding bound is
+/// folded in (in quadrature), so identical printed runs give an interval as
+/// wide as the rounding, not zero.
 pub fn default_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, f64, f64)> {
     if !(confidence > 0.0 && confidence < 1.0) {
         return None;
@@ -189,9 +263,11 @@ pub fn default_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, f64,
     let (ta, tb) = (trimmed_parts(&la, TRIM)?, trimmed_parts(&lb, TRIM)?);
     let diff = tb.mean - ta.mean;
     let se2 = ta.squared_error + tb.squared_error;
+    let values: Vec<f64> = a.iter().chain(b).copied().collect();
+    let rounding = resolution_of(&values, median(a), median(b)).map_or(0.0, |r| r.half_width);
     if se2 == 0.0 {
         let r = diff.exp();
-        return Some((r, r, r));
+        return Some((r, (diff - rounding).exp(), (diff + rounding).exp()));
     }
     let df = se2.powi(2)
         / (ta.squared_error.powi(2) / (ta.kept - 1) as f64
@@ -200,7 +276,7 @@ pub fn default_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, f64,
     if !t.is_finite() || !df.is_finite() {
         return None;
     }
-    let half = t * se2.sqrt();
+    let half = (t * se2.sqrt()).hypot(rounding);
     Some((diff.exp(), (diff - half).exp(), (diff + half).exp()))
 }
 
@@ -243,8 +319,8 @@ pub(super) fn trimmed_parts(xs: &[f64], trim: f64) -> Option<Trimmed> {
 }
 
 /// Both of `layout`'s intervals for one build against the baseline, their
-/// verdicts, and the layout verdict (ARTIFACT included).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// verdicts, the layout verdict (ARTIFACT included) and the fragile layouts.
+#[derive(Debug, Clone, PartialEq)]
 pub struct LayoutDecision {
     /// Variant 0 alone: (estimate, low, high).
     pub default_ratio: Option<(f64, f64, f64)>,
@@ -254,12 +330,17 @@ pub struct LayoutDecision {
     /// For ARTIFACT: the share of the default-layout difference that disappears.
     pub artifact_share: Option<f64>,
     pub verdict: Verdict,
+    /// Layouts where B stands apart reproducibly (5 or more layouts, 2 or
+    /// more runs a cell).
+    pub fragility: Option<Fragility>,
+    /// The runs set aside as wild.
+    pub wild: WildRuns,
 }
 
 /// Decide one build against the baseline: the default-layout interval of
 /// variant 0's runs at `default_confidence`, the across-layouts interval at
-/// `confidence`, each judged against ±`margin`, then the ARTIFACT rule.
-/// `layout` and its simulations both decide here.
+/// `confidence`, each judged against ±`margin`, then the ARTIFACT rule and
+/// the fragile layouts. `layout` and its simulations both decide here.
 pub fn decide_layout(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
@@ -275,7 +356,8 @@ pub fn decide_layout(
     let default_verdict = default_ratio.map_or(Verdict::Unknown, |(_, low, high)| {
         decide(low, high, margin, higher_is_better)
     });
-    let controlled = layout_ratio(a, b, estimator, confidence);
+    let across = across_layouts(a, b, estimator, confidence, higher_is_better);
+    let controlled = across.as_ref().map(|x| x.ratio);
     let controlled_verdict = controlled.map_or(Verdict::Unknown, |r| {
         decide(r.low, r.high, margin, higher_is_better)
     });
@@ -285,6 +367,16 @@ pub fn decide_layout(
         controlled.map(|c| c.estimate),
         controlled_verdict,
     );
+    let fragility = across.as_ref().and_then(|x| {
+        fragile_layouts(
+            &x.cleaned,
+            (a, b),
+            &x.variants,
+            &x.logs,
+            margin,
+            higher_is_better,
+        )
+    });
     LayoutDecision {
         default_ratio,
         default_verdict,
@@ -296,6 +388,8 @@ pub fn decide_layout(
         } else {
             controlled_verdict
         },
+        fragility,
+        wild: across.map(|x| x.cleaned.wild).unwrap_or_default(),
     }
 }
 
@@ -378,40 +472,80 @@ mod tests {
     fn identical_variants_give_the_exact_ratio() {
         let a = vec![vec![1.0, 1.0, 1.0]; 4];
         let b = vec![vec![2.0, 2.0, 2.0]; 4];
-        let r = layout_ratio(&a, &b, Estimator::Median, 0.95).unwrap();
+        let r = layout_ratio(&a, &b, Estimator::Median, 0.95, false).unwrap();
         assert!((r.estimate - 2.0).abs() < 1e-12);
-        assert!((r.low - 2.0).abs() < 1e-12 && (r.high - 2.0).abs() < 1e-12);
+        // Whole numbers: the printing step is 0.1 (two significant digits of
+        // 1.0), so the interval holds the rounding: ±(0.05/1 + 0.05/2).
+        let h = r.resolution.unwrap().half_width;
+        assert!((h - 0.075).abs() < 1e-12, "{r:?}");
+        assert!((r.low - 2.0 * (-h).exp()).abs() < 1e-12, "{r:?}");
         assert_eq!(r.variants, 4);
         assert_eq!(r.log_ratio_sd, 0.0);
+        // Values on no decimal grid: exact, zero width (the data do not vary).
+        let a = vec![vec![1.0 / 3.0; 3]; 4];
+        let b = vec![vec![2.0 / 3.0; 3]; 4];
+        let r = layout_ratio(&a, &b, Estimator::Median, 0.95, false).unwrap();
+        assert!(r.resolution.is_none());
+        assert!((r.low - 2.0).abs() < 1e-12 && (r.high - 2.0).abs() < 1e-12);
     }
 
     #[test]
-    fn one_wild_variant_among_eight_is_trimmed() {
-        // Seven variants at +3% ± 0.1%, one whose runs were mostly slowed.
-        let a: Vec<Vec<f64>> = (0..8).map(|_| vec![1.0; 3]).collect();
-        let mut b: Vec<Vec<f64>> = (0..8)
-            .map(|i| vec![1.03 * (1.0 + 0.001 * (i as f64 - 3.5) / 3.5); 3])
+    fn the_interval_is_students_t_over_the_per_variant_log_ratios() {
+        // Per-variant log ratios 0.01, 0.02, 0.03, 0.05 (one run a cell,
+        // A = 1/3 so no decimal step): mean 0.0275, sd 0.0170783, SE
+        // 0.00853913, t(0.975, 3) = 3.182446 → [0.00032469, 0.05467531], the
+        // values of `without_trimming_it_is_students_t` scaled by 1/100.
+        let a: Vec<Vec<f64>> = (0..4).map(|_| vec![1.0 / 3.0]).collect();
+        let b: Vec<Vec<f64>> = [0.01f64, 0.02, 0.03, 0.05]
+            .iter()
+            .map(|l| vec![l.exp() / 3.0])
             .collect();
-        b[5] = vec![1.4; 3];
-        let r = layout_ratio(&a, &b, Estimator::Median, 0.99).unwrap();
-        assert_eq!(r.trimmed, 1);
+        let r = layout_ratio(&a, &b, Estimator::Median, 0.95, false).unwrap();
+        assert!(close(r.estimate.ln(), 0.0275, 1e-12));
+        assert!(close(r.low.ln(), 0.000_324_691, 1e-8), "{r:?}");
+        assert!(close(r.high.ln(), 0.054_675_309, 1e-8), "{r:?}");
+        assert_eq!(r.df, 3.0);
+    }
+
+    #[test]
+    fn a_slowed_cell_is_cleaned_and_a_slow_layout_is_kept() {
+        // Seven variants at +3% ± 0.1%, and variant 5 of B slowed by 40% in
+        // 2 of its 3 runs (a busy machine): those runs are set aside, and
+        // the ratio is the 3% of every layout.
+        let a: Vec<Vec<f64>> = (0..8).map(|_| vec![1.0 / 3.0; 3]).collect();
+        let cell = |i: usize| {
+            let v = 1.03 * (1.0 + 0.001 * (i as f64 - 3.5) / 3.5) / 3.0;
+            vec![v, v * 1.0001, v * 0.9999]
+        };
+        let mut b: Vec<Vec<f64>> = (0..8).map(cell).collect();
+        b[5][1] *= 1.4;
+        b[5][2] *= 1.4;
+        let r = layout_ratio(&a, &b, Estimator::Median, 0.99, false).unwrap();
+        assert_eq!(r.wild_runs, 2);
         assert!(r.low > 1.02 && r.high < 1.04, "{r:?}");
+        // The same 40% in all three runs is the layout, and it is kept:
+        // the mean over layouts carries 1/8 of it.
+        let mut b: Vec<Vec<f64>> = (0..8).map(cell).collect();
+        b[5].iter_mut().for_each(|v| *v *= 1.4);
+        let r = layout_ratio(&a, &b, Estimator::Median, 0.99, false).unwrap();
+        assert_eq!(r.wild_runs, 0);
+        assert!(close(r.estimate.ln(), 1.03f64.ln() + 1.4f64.ln() / 8.0, 1e-3), "{r:?}");
     }
 
     #[test]
     fn min_estimator_and_bad_input() {
         let a = vec![vec![1.0, 5.0], vec![1.0, 9.0], vec![1.0, 2.0]];
         let b = vec![vec![1.5, 5.0], vec![1.5, 9.0], vec![1.5, 2.0]];
-        let r = layout_ratio(&a, &b, Estimator::Min, 0.95).unwrap();
+        let r = layout_ratio(&a, &b, Estimator::Min, 0.95, false).unwrap();
         assert!((r.estimate - 1.5).abs() < 1e-12);
-        assert!(layout_ratio(&a[..1], &b[..1], Estimator::Median, 0.95).is_none());
-        assert!(layout_ratio(&a, &b, Estimator::Median, 1.0).is_none());
+        assert!(layout_ratio(&a[..1], &b[..1], Estimator::Median, 0.95, false).is_none());
+        assert!(layout_ratio(&a, &b, Estimator::Median, 1.0, false).is_none());
         let nan = vec![vec![f64::NAN, 1.0]; 3];
-        assert!(layout_ratio(&nan, &b, Estimator::Median, 0.95).is_none());
+        assert!(layout_ratio(&nan, &b, Estimator::Median, 0.95, false).is_none());
         // Empty variants are skipped, not fatal.
         let mut gappy = a.clone();
         gappy[1].clear();
-        let r = layout_ratio(&gappy, &b, Estimator::Median, 0.95).unwrap();
+        let r = layout_ratio(&gappy, &b, Estimator::Median, 0.95, false).unwrap();
         assert_eq!(r.variants, 2);
     }
 
@@ -434,13 +568,26 @@ mod tests {
         // `stats.ttest_ind(log b, log a, trim=0.2, equal_var=False)
         // .confidence_interval(0.95)` = [0.0730329, 0.1337360], t = 9.49693,
         // df = 3.95799.
-        let a: Vec<f64> = vec![1.00, 1.01, 1.02, 0.99, 1.35];
-        let b: Vec<f64> = vec![1.10, 1.12, 1.14, 1.11, 1.13];
+        // Divided by 3, the values are on no decimal grid, and a ratio does
+        // not change.
+        let a: Vec<f64> = [1.00, 1.01, 1.02, 0.99, 1.35].iter().map(|v| v / 3.0).collect();
+        let b: Vec<f64> = [1.10, 1.12, 1.14, 1.11, 1.13].iter().map(|v| v / 3.0).collect();
         let (_, lo, hi) = default_ratio(&a, &b, 0.95).unwrap();
         assert!(close(lo.ln(), 0.073_032_9, 1e-6), "{}", lo.ln());
         assert!(close(hi.ln(), 0.133_736_0, 1e-6), "{}", hi.ln());
+        // As printed, in steps of 0.01: the rounding bound 0.005/1.01 +
+        // 0.005/1.12 (the medians) is added in quadrature to Yuen's
+        // half-width 0.0303516.
+        let a: Vec<f64> = vec![1.00, 1.01, 1.02, 0.99, 1.35];
+        let b: Vec<f64> = vec![1.10, 1.12, 1.14, 1.11, 1.13];
+        let (r, lo, hi) = default_ratio(&a, &b, 0.95).unwrap();
+        let half = 0.030_351_55f64.hypot(0.005 / 1.01 + 0.005 / 1.12);
+        assert!(close(hi.ln() - r.ln(), half, 1e-6), "{}", hi.ln() - r.ln());
+        assert!(close(r.ln() - lo.ln(), half, 1e-6));
+        // Identical printed runs: as wide as the rounding, never zero.
         let (r, lo, hi) = default_ratio(&[1.0, 1.0], &[2.0, 2.0], 0.95).unwrap();
-        assert!(close(r, 2.0, 1e-12) && lo == hi);
+        assert!(close(r, 2.0, 1e-12) && lo < r && r < hi);
+        assert!(close(hi.ln() - r.ln(), 0.05 + 0.025, 1e-12));
     }
 
     #[test]

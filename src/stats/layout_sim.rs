@@ -36,6 +36,36 @@ pub struct Scenario {
     pub alpha: f64,
     /// Comparisons the level is split over (Bonferroni), e.g. 4 metrics.
     pub comparisons: usize,
+    /// Heavy tails: layout offsets and run noise are Student's t with this
+    /// many degrees of freedom, scaled by `layout_sd` and `run_sd`; `None`:
+    /// normal.
+    pub tails: Option<f64>,
+    /// A one-sided layout ghost: in ⌈variants × share⌉ layouts drawn at
+    /// random, build B alone costs 1 + U(low, high) times more.
+    pub ghost: Option<Ghost>,
+    /// Values printed in whole units of a benchmark whose baseline value is
+    /// U(`low`, `high`) units (drawn per experiment): one unit is
+    /// 1/high–1/low of the value.
+    pub whole_units: Option<(f64, f64)>,
+}
+
+/// A one-sided layout ghost (issue 22): one build alone falls into a bad
+/// layout now and then.
+#[derive(Debug, Clone, Copy)]
+pub struct Ghost {
+    pub share: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Ghost {
+    /// The mean log cost a ghost adds over the layout distribution:
+    /// share × E[log(1 + U(low, high))].
+    pub fn mean_log(&self) -> f64 {
+        // ∫ log(1 + u) du = (1 + u) log(1 + u) − u.
+        let f = |u: f64| (1.0 + u) * (1.0 + u).ln() - u;
+        self.share * (f(self.high) - f(self.low)) / (self.high - self.low)
+    }
 }
 
 impl Scenario {
@@ -53,6 +83,9 @@ impl Scenario {
             margin: 0.01,
             alpha: 0.05,
             comparisons: 1,
+            tails: None,
+            ghost: None,
+            whole_units: None,
         }
     }
 
@@ -70,6 +103,9 @@ impl Scenario {
             margin: 0.01,
             alpha: 0.05,
             comparisons: 1,
+            tails: None,
+            ghost: None,
+            whole_units: None,
         }
     }
 }
@@ -87,6 +123,10 @@ pub struct Verdicts {
     pub covered: bool,
     /// Whether the default-layout interval contains variant 0's true ratio.
     pub default_covered: bool,
+    /// A fragility finding in the direction of B being worse.
+    pub fragile: bool,
+    /// Either interval has zero width.
+    pub zero_width: bool,
 }
 
 /// `count` simulated runs around exp(`log_centre`), drawn one after another:
@@ -112,23 +152,99 @@ pub fn noisy_runs(
         .collect()
 }
 
+impl Scenario {
+    /// Heavy tails (Student's t with 3 df) for layout offsets (scale 1%) and
+    /// run noise (scale 0.5%), 8 variants × 5 runs, no wild runs.
+    pub fn heavy(true_ratio: f64) -> Self {
+        Scenario {
+            layout_sd: 0.01,
+            run_sd: 0.005,
+            tails: Some(3.0),
+            ..Scenario::quiet(true_ratio)
+        }
+    }
+
+    /// Issue 22's one-sided ghost on the busy machine: 1 layout in 8 costs
+    /// B +5–20%, 16 variants × 3 runs.
+    pub fn ghost(true_ratio: f64) -> Self {
+        Scenario {
+            ghost: Some(Ghost {
+                share: 0.125,
+                low: 0.05,
+                high: 0.20,
+            }),
+            variants: 16,
+            runs: 3,
+            ..Scenario::busy(true_ratio)
+        }
+    }
+
+    /// The busy machine's values printed in whole units, one unit being
+    /// 1–2% of the value, 8 variants × 5 runs.
+    pub fn whole_units(true_ratio: f64) -> Self {
+        Scenario {
+            whole_units: Some((50.0, 100.0)),
+            ..Scenario::busy(true_ratio)
+        }
+    }
+
+    /// The ratio the across-layouts interval targets: the mean over the
+    /// layout distribution.
+    pub fn target(&self) -> f64 {
+        self.true_ratio * self.ghost.map_or(0.0, |g| g.mean_log()).exp()
+    }
+}
+
+/// A standard draw of the noise: normal, or Student's t with `df`.
+fn draw(tails: Option<f64>, rng: &mut ChaCha8Rng) -> f64 {
+    let z = standard_normal(rng);
+    match tails {
+        None => z,
+        Some(df) => {
+            // t = Z / sqrt(χ²_k / k) with χ²_k a sum of k squared normals
+            // (k whole; the scenarios use 3).
+            let k = df.round().max(1.0) as usize;
+            let chi: f64 = (0..k).map(|_| standard_normal(rng).powi(2)).sum();
+            z / (chi / k as f64).sqrt()
+        }
+    }
+}
+
 /// Simulate one experiment with a seeded RNG.
 pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let scale = s.whole_units.map_or(1.0, |(low, high)| {
+        low + (high - low) * rng.random::<f64>()
+    });
+    // Which layouts of B are ghosts.
+    let mut ghosts = vec![0.0; s.variants];
+    if let Some(g) = s.ghost {
+        let count = ((s.variants as f64 * g.share).ceil() as usize).min(s.variants);
+        let mut order: Vec<usize> = (0..s.variants).collect();
+        for i in 0..count {
+            let j = i + (rng.random::<f64>() * (s.variants - i) as f64) as usize;
+            order.swap(i, j.min(s.variants - 1));
+            ghosts[order[i]] = (1.0 + g.low + (g.high - g.low) * rng.random::<f64>()).ln();
+        }
+    }
     let mut offsets = [Vec::new(), Vec::new()];
     let mut side = |centre: f64, build: usize, rng: &mut ChaCha8Rng| -> Vec<Vec<f64>> {
         (0..s.variants)
-            .map(|_| {
-                let offset = s.layout_sd * standard_normal(rng);
+            .map(|i| {
+                let ghost = if build == 1 { ghosts[i] } else { 0.0 };
+                let offset = s.layout_sd * draw(s.tails, rng) + ghost;
                 offsets[build].push(offset);
-                noisy_runs(
-                    s.runs,
-                    centre.ln() + offset,
-                    s.run_sd,
-                    s.wild_share,
-                    s.wild_max,
-                    rng,
-                )
+                let centre = (scale * centre).ln() + offset;
+                let runs = match s.tails {
+                    None => noisy_runs(s.runs, centre, s.run_sd, s.wild_share, s.wild_max, rng),
+                    Some(_) => (0..s.runs)
+                        .map(|_| (centre + s.run_sd * draw(s.tails, rng)).exp())
+                        .collect(),
+                };
+                match s.whole_units {
+                    Some(_) => runs.into_iter().map(|v| v.round().max(1.0)).collect(),
+                    None => runs,
+                }
             })
             .collect()
     };
@@ -144,16 +260,21 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
         false,
     );
     let truth_0 = s.true_ratio * (offsets[1][0] - offsets[0][0]).exp();
+    let target = s.target();
+    let zero = |lo: f64, hi: f64| lo == hi;
     Verdicts {
         layout: d.verdict,
         controlled: d.controlled_verdict,
         naive: d.default_verdict,
         covered: d
             .controlled
-            .is_some_and(|c| c.low <= s.true_ratio && s.true_ratio <= c.high),
+            .is_some_and(|c| c.low <= target && target <= c.high),
         default_covered: d
             .default_ratio
             .is_some_and(|(_, lo, hi)| lo <= truth_0 && truth_0 <= hi),
+        fragile: d.fragility.is_some_and(|f| !f.worse.is_empty()),
+        zero_width: d.controlled.is_some_and(|c| zero(c.low, c.high))
+            || d.default_ratio.is_some_and(|(_, lo, hi)| zero(lo, hi)),
     }
 }
 
@@ -172,6 +293,10 @@ pub struct Rates {
     pub naive_decisive: f64,
     pub coverage: f64,
     pub default_coverage: f64,
+    /// A fragility finding (B worse in some layouts).
+    pub fragile: f64,
+    /// An interval of zero width.
+    pub zero_width: f64,
 }
 
 /// Run `experiments` seeded experiments of one scenario.
@@ -196,6 +321,8 @@ pub fn rates(s: &Scenario, experiments: usize, seed: u64) -> Rates {
         r.naive_decisive += matches!(v.naive, Verdict::Faster | Verdict::Slower) as u8 as f64;
         r.coverage += v.covered as u8 as f64;
         r.default_coverage += v.default_covered as u8 as f64;
+        r.fragile += v.fragile as u8 as f64;
+        r.zero_width += v.zero_width as u8 as f64;
     }
     let n = experiments.max(1) as f64;
     for x in [
@@ -207,6 +334,8 @@ pub fn rates(s: &Scenario, experiments: usize, seed: u64) -> Rates {
         &mut r.naive_decisive,
         &mut r.coverage,
         &mut r.default_coverage,
+        &mut r.fragile,
+        &mut r.zero_width,
     ] {
         *x /= n;
     }
@@ -347,7 +476,7 @@ mod tests {
     fn row(name: &str, s: &Scenario, r: &Rates) -> String {
         let pct = |x: f64| format!("{:.1}", x * 100.0);
         format!(
-            "| {name} | {} × {} | {:.2}% | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} × {} | {:.2}% | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.variants,
             s.runs,
             100.0 * (1.0 - s.alpha / s.comparisons as f64),
@@ -360,6 +489,8 @@ mod tests {
             pct(r.naive_decisive),
             pct(r.coverage),
             pct(r.default_coverage),
+            pct(r.fragile),
+            pct(r.zero_width),
         )
     }
 
@@ -367,11 +498,15 @@ mod tests {
     #[ignore = "prints the table of docs/methodology.md §10; run with --ignored --nocapture"]
     fn print_table() {
         let mut rows = Vec::new();
+        let grid: &[(usize, usize)] = &[(3, 5), (5, 5), (8, 3), (8, 5), (16, 3), (16, 5), (64, 3)];
         for (name, base) in [
             ("quiet", Scenario::quiet(1.0)),
             ("busy", Scenario::busy(1.0)),
+            ("t(3)", Scenario::heavy(1.0)),
+            ("ghost", Scenario::ghost(1.0)),
+            ("whole units", Scenario::whole_units(1.0)),
         ] {
-            for (variants, runs) in [(3, 5), (5, 5), (8, 3), (8, 5), (16, 5), (64, 3)] {
+            for &(variants, runs) in grid {
                 for comparisons in [1, 4] {
                     for ratio in [1.0, 1.03, 1.10] {
                         let s = Scenario {

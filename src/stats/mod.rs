@@ -13,12 +13,14 @@
 pub mod bootstrap;
 pub mod descriptive;
 mod distributions;
+pub mod fragility;
 pub mod hierarchical;
 pub mod interaction;
 pub mod layout_sim;
 pub mod mann_whitney;
 pub mod multiple;
 pub mod projection;
+pub mod resolution;
 pub mod sequential;
 pub mod sequential_sim;
 pub mod shift;

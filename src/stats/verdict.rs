@@ -75,11 +75,13 @@ pub fn decide(low: f64, high: f64, margin: f64, higher_is_better: bool) -> Verdi
 /// log scale, clamped to [0, 1]) when the verdict is ARTIFACT, else `None`.
 ///
 /// ARTIFACT needs a significant default-layout difference (FASTER or SLOWER)
-/// whose layout-controlled estimate (a) is SAME, (b) has the opposite sign, or
-/// (c) is less than half its size on the log scale. (b) and (c) hold whether
-/// or not the controlled estimate is itself significant: a 25% default-layout
-/// speedup that is a significant 8% slowdown across layouts, or a significant
-/// 10% speedup, is still mostly layout, and the sentence says how much.
+/// and an across-layouts verdict that decided nothing real: SAME, or UNKNOWN
+/// with an estimate of the opposite sign or less than half the default's size
+/// on the log scale. When the across-layouts verdict is itself FASTER or
+/// SLOWER, that is the verdict, whatever the default layout showed: a real 5%
+/// slowdown that the default layout exaggerates to 17% is SLOWER, not
+/// ARTIFACT, so `--fail-on slower` catches it (the report names the default
+/// layout's exaggeration as a cause).
 pub fn artifact(
     default_ratio: Option<f64>,
     default_verdict: Verdict,
@@ -88,6 +90,9 @@ pub fn artifact(
 ) -> Option<f64> {
     let (d, c) = (default_ratio?, controlled_ratio?);
     if !matches!(default_verdict, Verdict::Faster | Verdict::Slower) {
+        return None;
+    }
+    if matches!(controlled_verdict, Verdict::Faster | Verdict::Slower) {
         return None;
     }
     if !(d > 0.0 && c > 0.0 && d.is_finite() && c.is_finite()) {
@@ -140,6 +145,37 @@ mod tests {
         assert_eq!(decide(1.1, 1.0, 0.01, false), Verdict::Unknown);
         assert_eq!(decide(0.9, 0.95, f64::NAN, false), Verdict::Unknown);
         assert_eq!(decide(0.9, 0.95, -0.1, false), Verdict::Unknown);
+    }
+
+    #[test]
+    fn a_decided_effect_across_layouts_is_never_an_artifact() {
+        // Issue 22: a real +5% whose default layout shows +17%.
+        let r = artifact(Some(1.17), Verdict::Slower, Some(1.049), Verdict::Slower);
+        assert_eq!(r, None);
+        // The same default with nothing real across layouts: 1 − ln 1.004 / ln 1.17.
+        let r = artifact(Some(1.17), Verdict::Slower, Some(1.004), Verdict::Same).unwrap();
+        assert!((r - (1.0 - 1.004f64.ln() / 1.17f64.ln())).abs() < 1e-12);
+        // Undecided and under half the size, or reversed: ARTIFACT.
+        assert!(artifact(Some(1.17), Verdict::Slower, Some(1.05), Verdict::Unknown).is_some());
+        assert_eq!(
+            artifact(Some(1.17), Verdict::Slower, Some(0.97), Verdict::Unknown),
+            Some(1.0)
+        );
+        // A decided reversal is the verdict in its own right.
+        assert_eq!(
+            artifact(Some(0.80), Verdict::Faster, Some(1.08), Verdict::Slower),
+            None
+        );
+        // Undecided but more than half the size: not ARTIFACT.
+        assert_eq!(
+            artifact(Some(1.17), Verdict::Slower, Some(1.12), Verdict::Unknown),
+            None
+        );
+        // Nothing significant at the default layout: no ARTIFACT.
+        assert_eq!(
+            artifact(Some(1.17), Verdict::Unknown, Some(1.0), Verdict::Same),
+            None
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::layout::{
 use crate::run::environment::Environment;
 use crate::run::metric::Unit;
 use crate::run::Imported;
+use crate::stats::fragility::Fragility;
 use crate::stats::hierarchical::LayoutRatio;
 use crate::stats::verdict::Verdict;
 use serde::Serialize;
@@ -74,6 +75,12 @@ struct ComparisonDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     undecided: Option<&'a Undecided>,
     hint: Option<String>,
+    /// Layouts where the build stands apart reproducibly (null: none found,
+    /// or fewer than 5 layouts or 2 runs a cell to tell).
+    fragility: Option<&'a Fragility>,
+    /// Default ratio minus controlled estimate, for a decided verdict whose
+    /// default layout lies outside the interval.
+    placement_points: Option<f64>,
 }
 
 /// The document of `report`, ready for `report::json::write`.
@@ -120,6 +127,8 @@ fn row<'a>(report: &LayoutReport, row: &'a MatrixRow) -> Row<'a> {
             sentence: prose::comparison_sentence(report, row, c),
             undecided: c.undecided.as_ref(),
             hint: prose::comparison_hint(report, c),
+            fragility: c.fragility.as_ref(),
+            placement_points: c.placement_points,
         }),
     }
 }

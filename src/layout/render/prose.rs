@@ -37,14 +37,99 @@ pub fn subject(row: &MatrixRow) -> String {
     format!("{} {}", row.build, row.metric)
 }
 
-/// The verdict sentence of `row`'s comparison, with the report's names and settings.
+/// The verdict sentence of `row`'s comparison, with the report's names and
+/// settings, then what qualifies it: the default layout's exaggeration of a
+/// decided effect, the layouts where the build is fragile, and a coarse
+/// printing step.
 pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Comparison) -> String {
-    sentence(
-        c,
-        (report.builds[0].name.as_str(), row.build.as_str()),
-        report.settings.margin,
-        report.settings.higher_is_better,
-    )
+    let names = (report.builds[0].name.as_str(), row.build.as_str());
+    let hib = report.settings.higher_is_better;
+    let mut text = sentence(c, names, report.settings.margin, hib);
+    if let (Some(points), Some(d)) = (c.placement_points, c.default_ratio) {
+        let _ = write!(text, "; {}", placement(d.estimate, points));
+    }
+    if let Some(f) = &c.fragility {
+        let _ = write!(text, "; {}", fragility(f, names.1, &report.used_seeds, hib));
+    }
+    if let Some(r) = c.controlled.and_then(|r| r.resolution) {
+        let _ = write!(
+            text,
+            "; values are printed in steps of {} ({}% of the baseline), and the interval includes that rounding",
+            trimmed(r.step),
+            trimmed((r.relative * 1000.0).round() / 10.0)
+        );
+    }
+    text
+}
+
+/// "the default layout shows +17.0%, of which 12.1 points are placement".
+pub fn placement(default_estimate: f64, points: f64) -> String {
+    let signed = |x: f64| format!("{}{:.1}%", if x < 0.0 { "−" } else { "+" }, x.abs() * 100.0);
+    let shown = default_estimate - 1.0;
+    if shown * (shown - points) < 0.0 {
+        format!(
+            "the default layout shows {}, the other way: placement, not the code",
+            signed(shown)
+        )
+    } else {
+        format!(
+            "the default layout shows {}, of which {:.1} points are placement",
+            signed(shown),
+            points.abs() * 100.0
+        )
+    }
+}
+
+/// "B is 15.2% slower than in its typical layout in 2 of 16 layouts (seeds
+/// 5, 11), reproduced in 3 of 3 rounds each".
+pub fn fragility(
+    f: &crate::stats::fragility::Fragility,
+    cand: &str,
+    seeds: &[u64],
+    higher_is_better: bool,
+) -> String {
+    let mut parts = Vec::new();
+    for (layouts, worse) in [(&f.worse, true), (&f.better, false)] {
+        if layouts.is_empty() {
+            continue;
+        }
+        // How far from typical, the largest first.
+        let away: Vec<f64> = layouts
+            .iter()
+            .map(|l| ((l.ratio / f.typical).ln().abs()).exp() - 1.0)
+            .collect();
+        let most = away.iter().copied().fold(0.0, f64::max);
+        let least = away.iter().copied().fold(f64::INFINITY, f64::min);
+        let size = if layouts.len() == 1 || (most - least) < 0.0005 {
+            format!("{:.1}%", most * 100.0)
+        } else {
+            format!("{:.1}–{:.1}%", least * 100.0, most * 100.0)
+        };
+        let word = match (worse, higher_is_better) {
+            (true, false) => "slower",
+            (false, false) => "faster",
+            (true, true) => "worse",
+            (false, true) => "better",
+        };
+        let named: Vec<usize> = layouts
+            .iter()
+            .map(|l| seeds.get(l.variant).map_or(l.variant, |&s| s as usize))
+            .collect();
+        let rounds: Vec<usize> = layouts.iter().map(|l| l.rounds).collect();
+        let reproduced = if rounds.iter().all(|&r| r == rounds[0]) {
+            format!("reproduced in {0} of {0} rounds", rounds[0])
+        } else {
+            "reproduced in every round that measured it".to_string()
+        };
+        parts.push(format!(
+            "{cand} is {size} {word} than typical in {} of {} layouts (seed{} {}), {reproduced}",
+            layouts.len(),
+            f.variants,
+            if layouts.len() == 1 { "" } else { "s" },
+            listed(&named, 6),
+        ));
+    }
+    format!("fragile: {}", parts.join("; "))
 }
 
 /// The "to decide" hint of an UNKNOWN comparison, or None.
@@ -126,6 +211,10 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
              the machine was busy; more --rounds, the `user` metric or --pin would steady them",
             pct(worst.exp() - 1.0),
             listed(variants, 5)
+        ),
+        Undecided::RunNoise { share, rounds } => format!(
+            "run-to-run noise within a layout makes {}% of the spread between layouts: about {rounds} rounds (--rounds {rounds}) would likely decide; more layouts would help less",
+            pct(*share)
         ),
         Undecided::LayoutSpread { layouts } => format!(
             "layout moves a single-layout ratio by up to ±{}%: about {layouts} layouts would likely decide (--layouts auto --max-layouts {layouts})",

@@ -25,9 +25,11 @@ fn ratio(estimate: f64, low: f64, high: f64, variants: usize) -> LayoutRatio {
         high,
         confidence: 0.95,
         variants,
-        trimmed: variants / 5,
-        df: (variants - 2 * (variants / 5) - 1) as f64,
+        wild_runs: 0,
+        runs: variants * 10,
+        df: (variants - 1) as f64,
         log_ratio_sd: 0.02,
+        resolution: None,
     }
 }
 
@@ -46,6 +48,8 @@ fn comparison(verdict: Verdict, default: f64, controlled: LayoutRatio) -> Compar
         artifact_share: None,
         reverses: false,
         undecided: None,
+        fragility: None,
+        placement_points: None,
     }
 }
 
