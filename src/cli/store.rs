@@ -103,13 +103,15 @@ pub fn save(store: &StoreArgs, record: &Record, baseline: Option<(&str, usize)>)
 #[derive(Debug, Clone, Default, Args)]
 pub struct FailOnArgs {
     /// Exit 6 (after writing every report) when any verdict is one of these:
-    /// a comma-separated list of faster, slower, same, unknown, artifact.
+    /// a comma-separated list of faster, slower, same, unknown, artifact,
+    /// and fragile (`layout`: a build reproducibly worse than typical in some
+    /// layouts, whatever its verdict).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub fail_on: Vec<String>,
 }
 
-/// The verdict names `--fail-on` takes.
-pub const VERDICTS: &[&str] = &["FASTER", "SLOWER", "SAME", "UNKNOWN", "ARTIFACT"];
+/// The verdict names `--fail-on` takes, and FRAGILE.
+pub const VERDICTS: &[&str] = &["FASTER", "SLOWER", "SAME", "UNKNOWN", "ARTIFACT", "FRAGILE"];
 
 impl FailOnArgs {
     /// The verdicts asked for, upper-case; a usage error for an unknown one.
@@ -134,17 +136,27 @@ impl FailOnArgs {
     }
 
     /// `code`, or [`exit::FAIL_ON`](super::exit::FAIL_ON) when it is OK and a
-    /// verdict is in the list (each such verdict named on stderr).
+    /// verdict is in the list, or FRAGILE is and a build is fragile (each
+    /// named on stderr).
     pub fn exit_code(&self, code: i32, verdicts: &[Verdict]) -> i32 {
         let list = self.verdicts().unwrap_or_default();
+        let fragile = list.iter().any(|v| v == "FRAGILE");
         let hits: Vec<String> = verdicts
             .iter()
-            .filter(|v| list.contains(&v.verdict))
-            .map(|v| {
-                format!(
-                    "{} of {} vs {} is {}",
-                    v.metric, v.name, v.baseline, v.verdict
-                )
+            .flat_map(|v| {
+                let verdict = list.contains(&v.verdict).then(|| {
+                    format!(
+                        "{} of {} vs {} is {}",
+                        v.metric, v.name, v.baseline, v.verdict
+                    )
+                });
+                let fragility = (fragile && v.fragile).then(|| {
+                    format!(
+                        "{} of {} vs {} is FRAGILE (reproducibly worse in some layouts)",
+                        v.metric, v.name, v.baseline
+                    )
+                });
+                verdict.into_iter().chain(fragility)
             })
             .collect();
         if code != super::exit::OK || hits.is_empty() {
@@ -172,6 +184,7 @@ mod tests {
             ratio: Some(1.3),
             ci_low: Some(1.2),
             ci_high: Some(1.4),
+            fragile: false,
         }
     }
 
@@ -189,6 +202,16 @@ mod tests {
         assert_eq!(args.exit_code(0, &[verdict("SAME"), verdict("UNKNOWN")]), 6);
         // A failed run keeps its own code.
         assert_eq!(args.exit_code(3, &[verdict("SLOWER")]), 3);
+        // FRAGILE fails on a fragile build whatever its verdict, and only
+        // when asked.
+        let mut fragile_same = verdict("SAME");
+        fragile_same.fragile = true;
+        assert_eq!(args.exit_code(0, std::slice::from_ref(&fragile_same)), 0);
+        let args = FailOnArgs {
+            fail_on: vec!["fragile".into()],
+        };
+        assert_eq!(args.exit_code(0, std::slice::from_ref(&fragile_same)), 6);
+        assert_eq!(args.exit_code(0, &[verdict("SLOWER")]), 0);
         let bad = FailOnArgs {
             fail_on: vec!["slow".into()],
         };

@@ -133,15 +133,8 @@ fn compare(
         }
         _ => None,
     };
-    let undecided = (verdict == Verdict::Unknown).then(|| {
-        diagnose(
-            options,
-            a,
-            b,
-            controlled.map(|c| (c, wild)),
-            confidence,
-        )
-    });
+    let undecided = (verdict == Verdict::Unknown)
+        .then(|| diagnose(options, a, b, controlled.map(|c| (c, wild)), confidence));
     Comparison {
         default_ratio,
         default_verdict,
@@ -233,11 +226,7 @@ pub fn diagnose(
 fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: f64) -> f64 {
     let (mut sum, mut df, mut runs, mut cells) = (0.0, 0usize, 0usize, 0usize);
     for cell in a.iter().chain(b) {
-        let logs: Vec<f64> = cell
-            .iter()
-            .filter(|v| **v > 0.0)
-            .map(|v| v.ln())
-            .collect();
+        let logs: Vec<f64> = cell.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
         if logs.len() < 2 {
             continue;
         }

@@ -23,7 +23,9 @@
 
 use super::descriptive::{mean, median, sample_variance};
 use super::distributions::student_t_quantile;
-use super::fragility::{fragile_layouts, set_aside_wild_runs, Cleaned, Fragility, WildRuns};
+use super::fragility::{
+    fragile_layouts, set_aside_wild_runs, unconfirmed_outliers, Cleaned, Fragility, WildRuns,
+};
 use super::resolution::{decimal_step, material, rounding_half_width};
 use super::verdict::{artifact, decide, Verdict};
 use serde::Serialize;
@@ -65,6 +67,9 @@ pub struct LayoutRatio {
     /// Runs set aside as wild (both builds), out of `runs`.
     pub wild_runs: usize,
     pub runs: usize,
+    /// Layouts left out because their outlying difference rested on a cell
+    /// whose runs were all but one set aside (`fragility::unconfirmed_outliers`).
+    pub unconfirmed: usize,
     /// Degrees of freedom of the t quantile (variants − 1).
     pub df: f64,
     /// Standard deviation over variants of log(m[B][i] / m[A][i]): the noise a
@@ -192,6 +197,12 @@ pub fn across_layouts(
             logs.push((ey / ex).ln());
         }
     }
+    let rounding = resolution.map_or(0.0, |r| r.half_width);
+    let dropped = unconfirmed_outliers(&cleaned, (a, b), (&variants, &logs), rounding);
+    for &position in dropped.iter().rev() {
+        variants.remove(position);
+        logs.remove(position);
+    }
     let n = logs.len();
     if n < 2 {
         return None;
@@ -204,7 +215,6 @@ pub fn across_layouts(
         return None;
     }
     let spread = t * sd / (n as f64).sqrt();
-    let rounding = resolution.map_or(0.0, |r| r.half_width);
     let half = spread.hypot(rounding);
     let ratio = LayoutRatio {
         estimate: centre.exp(),
@@ -214,6 +224,7 @@ pub fn across_layouts(
         variants: n,
         wild_runs: cleaned.wild.runs,
         runs: cleaned.wild.of,
+        unconfirmed: dropped.len(),
         df,
         log_ratio_sd: sd,
         resolution,
@@ -330,7 +341,7 @@ pub struct LayoutDecision {
     /// For ARTIFACT: the share of the default-layout difference that disappears.
     pub artifact_share: Option<f64>,
     pub verdict: Verdict,
-    /// Layouts where B stands apart reproducibly (5 or more layouts, 2 or
+    /// Layouts where B stands apart reproducibly (8 or more layouts, 2 or
     /// more runs a cell).
     pub fragility: Option<Fragility>,
     /// The runs set aside as wild.
@@ -364,16 +375,16 @@ pub fn decide_layout(
     let artifact_share = artifact(
         default_ratio.map(|d| d.0),
         default_verdict,
-        controlled.map(|c| c.estimate),
+        controlled.map(|c| (c.estimate, c.low, c.high)),
         controlled_verdict,
     );
     let fragility = across.as_ref().and_then(|x| {
+        let rounding = x.ratio.resolution.map_or(0.0, |r| r.half_width);
         fragile_layouts(
             &x.cleaned,
             (a, b),
-            &x.variants,
-            &x.logs,
-            margin,
+            (&x.variants, &x.logs),
+            (margin, rounding),
             higher_is_better,
         )
     });
@@ -529,7 +540,10 @@ mod tests {
         b[5].iter_mut().for_each(|v| *v *= 1.4);
         let r = layout_ratio(&a, &b, Estimator::Median, 0.99, false).unwrap();
         assert_eq!(r.wild_runs, 0);
-        assert!(close(r.estimate.ln(), 1.03f64.ln() + 1.4f64.ln() / 8.0, 1e-3), "{r:?}");
+        assert!(
+            close(r.estimate.ln(), 1.03f64.ln() + 1.4f64.ln() / 8.0, 1e-3),
+            "{r:?}"
+        );
     }
 
     #[test]
@@ -570,8 +584,14 @@ mod tests {
         // df = 3.95799.
         // Divided by 3, the values are on no decimal grid, and a ratio does
         // not change.
-        let a: Vec<f64> = [1.00, 1.01, 1.02, 0.99, 1.35].iter().map(|v| v / 3.0).collect();
-        let b: Vec<f64> = [1.10, 1.12, 1.14, 1.11, 1.13].iter().map(|v| v / 3.0).collect();
+        let a: Vec<f64> = [1.00, 1.01, 1.02, 0.99, 1.35]
+            .iter()
+            .map(|v| v / 3.0)
+            .collect();
+        let b: Vec<f64> = [1.10, 1.12, 1.14, 1.11, 1.13]
+            .iter()
+            .map(|v| v / 3.0)
+            .collect();
         let (_, lo, hi) = default_ratio(&a, &b, 0.95).unwrap();
         assert!(close(lo.ln(), 0.073_032_9, 1e-6), "{}", lo.ln());
         assert!(close(hi.ln(), 0.133_736_0, 1e-6), "{}", hi.ln());

@@ -47,6 +47,9 @@ pub struct Scenario {
     /// U(`low`, `high`) units (drawn per experiment): one unit is
     /// 1/high–1/low of the value.
     pub whole_units: Option<(f64, f64)>,
+    /// The default layout (variant 0) of build B alone costs this factor
+    /// more: a placement ghost on top of the real ratio.
+    pub default_ghost: Option<f64>,
 }
 
 /// A one-sided layout ghost (issue 22): one build alone falls into a bad
@@ -86,6 +89,7 @@ impl Scenario {
             tails: None,
             ghost: None,
             whole_units: None,
+            default_ghost: None,
         }
     }
 
@@ -106,6 +110,7 @@ impl Scenario {
             tails: None,
             ghost: None,
             whole_units: None,
+            default_ghost: None,
         }
     }
 }
@@ -188,6 +193,15 @@ impl Scenario {
         }
     }
 
+    /// Issue 22's real 5% slowdown behind a default layout that shows +12%,
+    /// on the busy machine, 8 variants × 5 runs.
+    pub fn exaggerated() -> Self {
+        Scenario {
+            default_ghost: Some(1.12 / 1.05),
+            ..Scenario::busy(1.05)
+        }
+    }
+
     /// The ratio the across-layouts interval targets: the mean over the
     /// layout distribution.
     pub fn target(&self) -> f64 {
@@ -213,9 +227,9 @@ fn draw(tails: Option<f64>, rng: &mut ChaCha8Rng) -> f64 {
 /// Simulate one experiment with a seeded RNG.
 pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let scale = s.whole_units.map_or(1.0, |(low, high)| {
-        low + (high - low) * rng.random::<f64>()
-    });
+    let scale = s
+        .whole_units
+        .map_or(1.0, |(low, high)| low + (high - low) * rng.random::<f64>());
     // Which layouts of B are ghosts.
     let mut ghosts = vec![0.0; s.variants];
     if let Some(g) = s.ghost {
@@ -231,7 +245,16 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
     let mut side = |centre: f64, build: usize, rng: &mut ChaCha8Rng| -> Vec<Vec<f64>> {
         (0..s.variants)
             .map(|i| {
-                let ghost = if build == 1 { ghosts[i] } else { 0.0 };
+                let ghost = if build == 1 {
+                    ghosts[i]
+                        + if i == 0 {
+                            s.default_ghost.map_or(0.0, f64::ln)
+                        } else {
+                            0.0
+                        }
+                } else {
+                    0.0
+                };
                 let offset = s.layout_sd * draw(s.tails, rng) + ghost;
                 offsets[build].push(offset);
                 let centre = (scale * centre).ln() + offset;
@@ -352,9 +375,12 @@ mod tests {
         Decisive,
         Found,
         Same,
+        Artifact,
         Naive,
         Coverage,
         DefaultCoverage,
+        Fragile,
+        ZeroWidth,
     }
 
     impl Rate {
@@ -363,9 +389,12 @@ mod tests {
                 Rate::Decisive => r.decisive,
                 Rate::Found => r.found,
                 Rate::Same => r.same,
+                Rate::Artifact => r.artifact,
                 Rate::Naive => r.naive_decisive,
                 Rate::Coverage => r.coverage,
                 Rate::DefaultCoverage => r.default_coverage,
+                Rate::Fragile => r.fragile,
+                Rate::ZeroWidth => r.zero_width,
             }
         }
     }
@@ -389,30 +418,46 @@ mod tests {
     /// The rates docs/methodology.md §10 documents (2,000 experiments, seed
     /// 11), re-measured on 1,000 other experiments (seed 29): each must lie
     /// within 3 standard errors of the difference of two binomial shares
-    /// (plus one experiment), and within the product's promise.
+    /// (plus one experiment), and within the product's promise. The
+    /// promises for power are round 3's documented rates (Yuen's trimmed t),
+    /// which the mean-over-layouts interval must not fall below.
     #[test]
     fn documented_rates_hold_within_their_sampling_error() {
         let (q, b) = (Scenario::quiet(1.0), Scenario::busy(1.0));
+        let (h, g, w) = (
+            Scenario::heavy(1.0),
+            Scenario::ghost(1.0),
+            Scenario::whole_units(1.0),
+        );
+        let x = Scenario::exaggerated();
         // (scenario, rate, documented %, promise: at most / at least)
         type Row = (Scenario, Rate, f64, Option<f64>, Option<f64>);
         let table: &[Row] = &[
             // Busy machine, 8 layouts × 5 runs, one comparison.
             (at(b, 8, 5, 1, 1.00), Rate::Decisive, 0.0, Some(5.0), None),
-            (at(b, 8, 5, 1, 1.00), Rate::Same, 75.1, None, Some(60.0)),
-            (at(b, 8, 5, 1, 1.03), Rate::Found, 97.9, None, Some(80.0)),
-            (at(b, 8, 5, 1, 1.10), Rate::Found, 99.8, None, Some(95.0)),
-            (at(b, 8, 5, 1, 1.00), Rate::Coverage, 95.4, None, Some(93.0)),
+            (at(b, 8, 5, 1, 1.00), Rate::Same, 94.2, None, Some(75.1)),
+            (at(b, 8, 5, 1, 1.03), Rate::Found, 100.0, None, Some(97.9)),
+            (at(b, 8, 5, 1, 1.10), Rate::Found, 100.0, None, Some(99.8)),
+            (at(b, 8, 5, 1, 1.00), Rate::Coverage, 95.8, None, Some(93.0)),
+            (at(b, 8, 5, 1, 1.00), Rate::Fragile, 1.9, Some(5.0), None),
             // Busy, Bonferroni over 4 metrics (98.75%).
             (at(b, 8, 5, 4, 1.00), Rate::Decisive, 0.0, Some(1.25), None),
-            (at(b, 8, 5, 4, 1.00), Rate::Same, 41.8, None, None),
-            (at(b, 8, 5, 4, 1.03), Rate::Found, 96.7, None, None),
+            (at(b, 8, 5, 4, 1.00), Rate::Same, 71.9, None, Some(41.8)),
+            (at(b, 8, 5, 4, 1.03), Rate::Found, 100.0, None, Some(96.7)),
             // Busy, 3, 5 and 16 variants.
             (at(b, 3, 5, 1, 1.00), Rate::Decisive, 0.1, Some(5.0), None),
-            (at(b, 3, 5, 1, 1.10), Rate::Found, 90.0, None, None),
+            (at(b, 3, 5, 1, 1.10), Rate::Found, 100.0, None, Some(90.0)),
             (at(b, 5, 5, 1, 1.00), Rate::Decisive, 0.0, Some(5.0), None),
-            (at(b, 5, 5, 1, 1.03), Rate::Found, 82.3, None, None),
-            (at(b, 16, 5, 1, 1.00), Rate::Same, 98.6, None, None),
-            (at(b, 16, 5, 1, 1.03), Rate::Found, 100.0, None, None),
+            (at(b, 5, 5, 1, 1.03), Rate::Found, 100.0, None, Some(82.3)),
+            (at(b, 16, 5, 1, 1.00), Rate::Same, 99.4, None, Some(98.6)),
+            (at(b, 16, 5, 1, 1.03), Rate::Found, 100.0, None, Some(99.0)),
+            (
+                at(b, 16, 3, 1, 1.00),
+                Rate::Coverage,
+                95.0,
+                None,
+                Some(93.0),
+            ),
             // Busy, 3 runs a cell: the default-layout interval holds its level.
             (
                 at(b, 8, 3, 1, 1.00),
@@ -422,19 +467,21 @@ mod tests {
                 Some(93.0),
             ),
             // Quiet machine with large layout noise (round 1's scenario).
-            (at(q, 8, 5, 1, 1.00), Rate::Decisive, 1.3, Some(5.0), None),
+            (at(q, 8, 5, 1, 1.00), Rate::Decisive, 1.1, Some(5.0), None),
             (at(q, 8, 5, 1, 1.00), Rate::Naive, 47.6, None, None),
-            (at(q, 8, 5, 1, 1.10), Rate::Found, 97.1, None, Some(90.0)),
-            (at(q, 3, 5, 1, 1.00), Rate::Coverage, 95.5, None, Some(93.0)),
-            (at(q, 5, 5, 1, 1.00), Rate::Coverage, 93.7, None, Some(92.0)),
+            (at(q, 8, 5, 1, 1.03), Rate::Found, 20.0, None, Some(16.2)),
+            (at(q, 8, 5, 1, 1.10), Rate::Found, 99.8, None, Some(97.1)),
+            (at(q, 16, 5, 1, 1.03), Rate::Found, 39.3, None, Some(29.1)),
+            (at(q, 3, 5, 1, 1.00), Rate::Coverage, 95.2, None, Some(93.0)),
+            (at(q, 5, 5, 1, 1.00), Rate::Coverage, 95.0, None, Some(93.0)),
             (
                 at(q, 16, 5, 1, 1.00),
                 Rate::Coverage,
-                94.7,
+                95.0,
                 None,
                 Some(93.0),
             ),
-            (at(q, 8, 5, 4, 1.00), Rate::Coverage, 98.6, None, Some(97.5)),
+            (at(q, 8, 5, 4, 1.00), Rate::Coverage, 98.7, None, Some(97.5)),
             (
                 at(q, 8, 3, 1, 1.00),
                 Rate::DefaultCoverage,
@@ -449,6 +496,50 @@ mod tests {
                 None,
                 Some(97.5),
             ),
+            // Heavy tails, Student's t with 3 df for layouts and runs.
+            (at(h, 8, 5, 1, 1.00), Rate::Decisive, 0.1, Some(5.0), None),
+            (at(h, 8, 5, 1, 1.00), Rate::Coverage, 95.9, None, Some(93.0)),
+            (
+                at(h, 16, 3, 1, 1.00),
+                Rate::Coverage,
+                95.0,
+                None,
+                Some(93.0),
+            ),
+            (at(h, 16, 3, 1, 1.03), Rate::Found, 83.7, None, None),
+            // Issue 22, point 1: one build alone 5–20% slower in 1 layout of 8.
+            (at(g, 16, 3, 1, 1.00), Rate::Same, 1.8, Some(10.0), None),
+            (at(g, 16, 3, 1, 1.00), Rate::Fragile, 95.8, None, Some(80.0)),
+            (
+                at(g, 16, 3, 1, 1.00),
+                Rate::Coverage,
+                95.6,
+                None,
+                Some(93.0),
+            ),
+            // Point 2: a real 5% behind a default layout showing +12%.
+            (at(x, 8, 5, 1, 1.05), Rate::Found, 100.0, None, Some(90.0)),
+            (at(x, 16, 3, 1, 1.05), Rate::Found, 99.9, None, Some(90.0)),
+            (at(x, 8, 5, 1, 1.05), Rate::Artifact, 0.0, Some(0.5), None),
+            (at(x, 16, 3, 1, 1.05), Rate::Artifact, 0.1, Some(0.5), None),
+            // Point 3: whole units, one unit 1–2% of the value.
+            (
+                at(w, 8, 5, 1, 1.00),
+                Rate::Coverage,
+                100.0,
+                None,
+                Some(90.0),
+            ),
+            (
+                at(w, 8, 5, 1, 1.03),
+                Rate::Coverage,
+                100.0,
+                None,
+                Some(90.0),
+            ),
+            (at(w, 8, 5, 1, 1.00), Rate::ZeroWidth, 0.0, Some(0.0), None),
+            (at(w, 8, 5, 1, 1.03), Rate::Found, 84.8, None, None),
+            (at(w, 16, 3, 1, 1.00), Rate::ZeroWidth, 0.0, Some(0.0), None),
         ];
         let n = 1000.0;
         let mut failures = Vec::new();
@@ -519,6 +610,17 @@ mod tests {
                         rows.push(row(name, &s, &rates(&s, 2000, 11)));
                     }
                 }
+            }
+        }
+        for &(variants, runs) in grid {
+            for comparisons in [1, 4] {
+                let s = Scenario {
+                    variants,
+                    runs,
+                    comparisons,
+                    ..Scenario::exaggerated()
+                };
+                rows.push(row("busy, +12% default", &s, &rates(&s, 2000, 11)));
             }
         }
         println!("{}", rows.join("\n"));

@@ -12,7 +12,7 @@
 //! q/(2·A) + q/(2·B) of the printed ratio's log. docs/methodology.md §10.
 
 /// The largest power of ten q such that every value is a whole multiple of q
-/// (to 1e-6 of a step), capped so that q keeps at least two significant
+/// (to a millionth of a step), capped so that q keeps at least two significant
 /// digits of the smallest value (all values of 100 print as "100", which says
 /// nothing of a step of 100). `None` when the values are not on any decimal
 /// grid down to 1e-12, or any value is not finite and positive.
@@ -22,15 +22,14 @@ pub fn decimal_step(values: &[f64]) -> Option<f64> {
     }
     let smallest = values.iter().copied().fold(f64::INFINITY, f64::min);
     let cap = smallest.log10().floor() as i32 - 1;
-    (-12..=cap.min(12))
-        .rev()
-        .map(|k| 10f64.powi(k))
-        .find(|&q| {
-            values.iter().all(|&v| {
-                let steps = v / q;
-                (steps - steps.round()).abs() <= 1e-6 * steps.abs().max(1.0)
-            })
+    (-12..=cap.min(12)).rev().map(|k| 10f64.powi(k)).find(|&q| {
+        values.iter().all(|&v| {
+            // A millionth of a step, or the rounding error of the
+            // division itself for very many steps.
+            let steps = v / q;
+            (steps - steps.round()).abs() <= 1e-6_f64.max(steps.abs() * 4e-16)
         })
+    })
 }
 
 /// The half-width on the log scale that rounding to step `q` alone leaves in

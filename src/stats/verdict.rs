@@ -77,18 +77,22 @@ pub fn decide(low: f64, high: f64, margin: f64, higher_is_better: bool) -> Verdi
 /// ARTIFACT needs a significant default-layout difference (FASTER or SLOWER)
 /// and an across-layouts verdict that decided nothing real: SAME, or UNKNOWN
 /// with an estimate of the opposite sign or less than half the default's size
-/// on the log scale. When the across-layouts verdict is itself FASTER or
-/// SLOWER, that is the verdict, whatever the default layout showed: a real 5%
-/// slowdown that the default layout exaggerates to 17% is SLOWER, not
-/// ARTIFACT, so `--fail-on slower` catches it (the report names the default
-/// layout's exaggeration as a cause).
+/// on the log scale, and an interval that excludes the default-layout
+/// estimate (the default's difference does not survive layout control: the
+/// data say so, not only the point estimate). When the across-layouts
+/// verdict is itself FASTER or SLOWER, that is the verdict, whatever the
+/// default layout showed: a real 5% slowdown that the default layout
+/// exaggerates to 17% is SLOWER, not ARTIFACT, so `--fail-on slower` catches
+/// it (the report names the default layout's exaggeration as a cause).
+///
+/// `controlled` is (estimate, low, high).
 pub fn artifact(
     default_ratio: Option<f64>,
     default_verdict: Verdict,
-    controlled_ratio: Option<f64>,
+    controlled: Option<(f64, f64, f64)>,
     controlled_verdict: Verdict,
 ) -> Option<f64> {
-    let (d, c) = (default_ratio?, controlled_ratio?);
+    let (d, (c, low, high)) = (default_ratio?, controlled?);
     if !matches!(default_verdict, Verdict::Faster | Verdict::Slower) {
         return None;
     }
@@ -96,6 +100,9 @@ pub fn artifact(
         return None;
     }
     if !(d > 0.0 && c > 0.0 && d.is_finite() && c.is_finite()) {
+        return None;
+    }
+    if low <= d && d <= high {
         return None;
     }
     let (ld, lc) = (d.ln(), c.ln());
@@ -147,33 +154,49 @@ mod tests {
         assert_eq!(decide(0.9, 0.95, -0.1, false), Verdict::Unknown);
     }
 
+    /// A controlled estimate with a ±1% interval.
+    fn c(x: f64) -> Option<(f64, f64, f64)> {
+        Some((x, x * 0.99, x * 1.01))
+    }
+
     #[test]
     fn a_decided_effect_across_layouts_is_never_an_artifact() {
         // Issue 22: a real +5% whose default layout shows +17%.
-        let r = artifact(Some(1.17), Verdict::Slower, Some(1.049), Verdict::Slower);
+        let r = artifact(Some(1.17), Verdict::Slower, c(1.049), Verdict::Slower);
         assert_eq!(r, None);
         // The same default with nothing real across layouts: 1 − ln 1.004 / ln 1.17.
-        let r = artifact(Some(1.17), Verdict::Slower, Some(1.004), Verdict::Same).unwrap();
+        let r = artifact(Some(1.17), Verdict::Slower, c(1.004), Verdict::Same).unwrap();
         assert!((r - (1.0 - 1.004f64.ln() / 1.17f64.ln())).abs() < 1e-12);
         // Undecided and under half the size, or reversed: ARTIFACT.
-        assert!(artifact(Some(1.17), Verdict::Slower, Some(1.05), Verdict::Unknown).is_some());
+        assert!(artifact(Some(1.17), Verdict::Slower, c(1.05), Verdict::Unknown).is_some());
         assert_eq!(
-            artifact(Some(1.17), Verdict::Slower, Some(0.97), Verdict::Unknown),
+            artifact(Some(1.17), Verdict::Slower, c(0.97), Verdict::Unknown),
             Some(1.0)
         );
         // A decided reversal is the verdict in its own right.
         assert_eq!(
-            artifact(Some(0.80), Verdict::Faster, Some(1.08), Verdict::Slower),
+            artifact(Some(0.80), Verdict::Faster, c(1.08), Verdict::Slower),
+            None
+        );
+        // Undecided, under half the size, but an interval wide enough to hold
+        // the default's estimate: not shown to be layout.
+        assert_eq!(
+            artifact(
+                Some(1.17),
+                Verdict::Slower,
+                Some((1.05, 0.95, 1.18)),
+                Verdict::Unknown
+            ),
             None
         );
         // Undecided but more than half the size: not ARTIFACT.
         assert_eq!(
-            artifact(Some(1.17), Verdict::Slower, Some(1.12), Verdict::Unknown),
+            artifact(Some(1.17), Verdict::Slower, c(1.12), Verdict::Unknown),
             None
         );
         // Nothing significant at the default layout: no ARTIFACT.
         assert_eq!(
-            artifact(Some(1.17), Verdict::Unknown, Some(1.0), Verdict::Same),
+            artifact(Some(1.17), Verdict::Unknown, c(1.0), Verdict::Same),
             None
         );
     }

@@ -327,6 +327,7 @@ impl Store {
                 ratio: r[4].as_f64(),
                 ci_low: r[5].as_f64(),
                 ci_high: r[6].as_f64(),
+                fragile: false,
             })
             .collect())
     }

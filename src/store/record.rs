@@ -71,6 +71,11 @@ pub struct Verdict {
     pub ratio: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// `layout`: the build is reproducibly worse than typical in some
+    /// layouts (the comparison's `fragility.worse`), whatever the verdict.
+    /// Read from the document for `--fail-on fragile`; not a column of the
+    /// store's `verdicts` table (the document holds it).
+    pub fragile: bool,
 }
 
 /// Why a document cannot be recorded.
@@ -179,6 +184,7 @@ impl Record {
                     ratio: m["ratio"].as_f64(),
                     ci_low: m["ci_low"].as_f64(),
                     ci_high: m["ci_high"].as_f64(),
+                    fragile: false,
                 });
             }
         } else if schema == "ghostbench.layout" {
@@ -202,6 +208,9 @@ impl Record {
                     ratio: interval["estimate"].as_f64(),
                     ci_low: interval["low"].as_f64(),
                     ci_high: interval["high"].as_f64(),
+                    fragile: c["fragility"]["worse"]
+                        .as_array()
+                        .is_some_and(|w| !w.is_empty()),
                 });
             }
         }

@@ -66,7 +66,10 @@ fn a_default_layout_ghost_is_an_artifact_and_a_fragile_layout() {
     assert_eq!(c.controlled_verdict, Verdict::Unknown, "{c:?}");
     assert_eq!(c.verdict, Verdict::Artifact, "{c:?}");
     let controlled = c.controlled.unwrap();
-    assert!(close(controlled.estimate, 0.982_303_3, 1e-6), "{controlled:?}");
+    assert!(
+        close(controlled.estimate, 0.982_303_3, 1e-6),
+        "{controlled:?}"
+    );
     assert!(close(controlled.low, 0.945_339_3, 1e-6), "{controlled:?}");
     assert!(close(controlled.high, 1.020_712_7, 1e-6), "{controlled:?}");
     assert_eq!(controlled.wild_runs, 0);
@@ -121,7 +124,10 @@ fn a_real_effect_the_default_layout_exaggerates_is_the_verdict_with_the_exaggera
     assert!(close(r.low, 0.868_451_4, 1e-6), "{c:?}");
     assert!(close(r.high, 0.911_678_8, 1e-6), "{c:?}");
     assert_eq!(c.artifact_share, None);
-    assert!(close(c.placement_points.unwrap(), -0.139_802_6, 1e-6), "{c:?}");
+    assert!(
+        close(c.placement_points.unwrap(), -0.139_802_6, 1e-6),
+        "{c:?}"
+    );
     assert!(!c.reverses, "{c:?}");
 }
 
@@ -260,19 +266,47 @@ fn the_rule_alone() {
     let f = Verdict::Faster;
     // Not significant at the default layout: never ARTIFACT.
     assert_eq!(
-        artifact(Some(0.75), Verdict::Unknown, Some(1.0), Verdict::Same),
+        artifact(
+            Some(0.75),
+            Verdict::Unknown,
+            Some((1.0, 1.0 * 0.99, 1.0 * 1.01)),
+            Verdict::Same
+        ),
         None
     );
     // Same sign, more than half the size, undecided: stays UNKNOWN (not ARTIFACT).
     // ln 0.85 / ln 0.75 = 0.565 ≥ 0.5.
-    assert_eq!(artifact(Some(0.75), f, Some(0.85), Verdict::Unknown), None);
+    assert_eq!(
+        artifact(
+            Some(0.75),
+            f,
+            Some((0.85, 0.85 * 0.99, 0.85 * 1.01)),
+            Verdict::Unknown
+        ),
+        None
+    );
     // ln 0.88 / ln 0.75 = 0.444 < 0.5: ARTIFACT, 55.6% disappears.
-    let share = artifact(Some(0.75), f, Some(0.88), Verdict::Unknown).unwrap();
+    let share = artifact(
+        Some(0.75),
+        f,
+        Some((0.88, 0.88 * 0.99, 0.88 * 1.01)),
+        Verdict::Unknown,
+    )
+    .unwrap();
     assert!(close(share, 1.0 - 0.88f64.ln() / 0.75f64.ln(), 1e-12));
     // A slowdown that is SAME across layouts: all of it disappears... up to lc.
-    let share = artifact(Some(1.25), Verdict::Slower, Some(1.005), Verdict::Same).unwrap();
+    let share = artifact(
+        Some(1.25),
+        Verdict::Slower,
+        Some((1.005, 1.005 * 0.99, 1.005 * 1.01)),
+        Verdict::Same,
+    )
+    .unwrap();
     assert!(close(share, 1.0 - 1.005f64.ln() / 1.25f64.ln(), 1e-12));
     // Missing estimates: no ARTIFACT.
-    assert_eq!(artifact(None, f, Some(1.0), Verdict::Same), None);
+    assert_eq!(
+        artifact(None, f, Some((1.0, 1.0 * 0.99, 1.0 * 1.01)), Verdict::Same),
+        None
+    );
     assert_eq!(artifact(Some(0.75), f, None, Verdict::Unknown), None);
 }

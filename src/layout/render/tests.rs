@@ -27,6 +27,7 @@ fn ratio(estimate: f64, low: f64, high: f64, variants: usize) -> LayoutRatio {
         variants,
         wild_runs: 0,
         runs: variants * 10,
+        unconfirmed: 0,
         df: (variants - 1) as f64,
         log_ratio_sd: 0.02,
         resolution: None,
