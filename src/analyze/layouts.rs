@@ -206,6 +206,7 @@ pub fn layout_from_runs(
             explain_s: 0.0,
             total_s: 0.0,
         },
+        load: layout::MachineLoad::default(),
         runs,
         explain: None,
         analyze: Some(imported),

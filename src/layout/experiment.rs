@@ -273,7 +273,7 @@ pub fn look_loop(
             &mut rng,
             &built.pairs,
             budget,
-            &mut report.runs,
+            (&mut report.runs, &mut report.load.samples),
             &mut metric_names,
             on_progress,
         );
@@ -360,6 +360,10 @@ fn new_report(
             explain_s: 0.0,
             total_s: 0.0,
         },
+        load: crate::layout::MachineLoad {
+            samples: Vec::new(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
         runs: Vec::new(),
         explain: None,
         analyze: None,
@@ -401,7 +405,7 @@ fn run_rounds(
     rng: &mut ChaCha8Rng,
     pairs: &[(usize, u64, Prepared)],
     budget: Option<Duration>,
-    runs: &mut Vec<LayoutRun>,
+    (runs, load_samples): (&mut Vec<LayoutRun>, &mut Vec<f64>),
     metric_names: &mut Vec<(String, Unit)>,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> RoundsOutcome {
@@ -448,6 +452,9 @@ fn run_rounds(
                     rounds_done: None,
                 };
             }
+        }
+        if let Some(load) = crate::run::environment::load_now() {
+            load_samples.push(load);
         }
         if let Some(limit) = budget {
             let measured_rounds = (round + 1).saturating_sub(options.warmup);

@@ -329,6 +329,36 @@ pub struct LayoutRun {
     pub record: RunRecord,
 }
 
+/// The machine's load while the runs ran: the 1-minute load average after
+/// each round (issue 22: a busy machine is measured, and said, not only
+/// stored).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MachineLoad {
+    pub samples: Vec<f64>,
+    /// Logical CPUs.
+    pub cpus: usize,
+}
+
+impl MachineLoad {
+    /// The mean of the samples; `None` without any.
+    pub fn mean(&self) -> Option<f64> {
+        (!self.samples.is_empty())
+            .then(|| self.samples.iter().sum::<f64>() / self.samples.len() as f64)
+    }
+
+    /// The largest sample.
+    pub fn max(&self) -> Option<f64> {
+        self.samples.iter().copied().reduce(f64::max)
+    }
+
+    /// Busy: other work averaged more than half the CPUs (the mean load less
+    /// the benchmark's own one).
+    pub fn busy(&self) -> bool {
+        self.mean()
+            .is_some_and(|m| m - 1.0 > 0.5 * self.cpus.max(1) as f64)
+    }
+}
+
 /// Where the time went.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Timing {
@@ -424,6 +454,8 @@ pub struct LayoutReport {
     pub looks: Vec<Look>,
     pub notes: Vec<Note>,
     pub timing: Timing,
+    /// The load during the runs (empty for imported runs).
+    pub load: MachineLoad,
     pub runs: Vec<LayoutRun>,
     /// With `--explain`: the functions whose placement differs between the
     /// builds' default layouts. Absent without `--explain`.

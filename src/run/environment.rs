@@ -280,6 +280,15 @@ fn turbo(root: &Path) -> Option<String> {
     None
 }
 
+/// The 1-minute load average now (`/proc/loadavg`), for sampling during runs;
+/// `None` where it cannot be read.
+pub fn load_now() -> Option<f64> {
+    read_trimmed(Path::new("/proc/loadavg"))
+        .as_deref()
+        .and_then(parse_loadavg)
+        .map(|[one, _, _]| one)
+}
+
 fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut it = text.split_whitespace().map(|v| v.parse::<f64>().ok());
     let a = it.next()??;

@@ -37,6 +37,9 @@ pub struct Document<'a> {
     looks: &'a [Look],
     notes: Vec<String>,
     timing: &'a Timing,
+    /// The load during the runs; absent for imported runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load: Option<LoadDoc<'a>>,
     runs: &'a [LayoutRun],
     #[serde(skip_serializing_if = "Option::is_none")]
     explain: Option<&'a Explain>,
@@ -44,6 +47,17 @@ pub struct Document<'a> {
     analyze: Option<&'a Imported>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shards: Option<&'a Merged>,
+}
+
+/// `load`: the samples, their mean and largest, and whether the machine was
+/// busy by `MachineLoad::busy`'s rule.
+#[derive(Debug, Serialize)]
+struct LoadDoc<'a> {
+    samples: &'a [f64],
+    cpus: usize,
+    mean: Option<f64>,
+    max: Option<f64>,
+    busy: bool,
 }
 
 /// One matrix row.
@@ -100,6 +114,13 @@ pub fn document(report: &LayoutReport) -> Document<'_> {
         looks: &report.looks,
         notes: prose::notes(report),
         timing: &report.timing,
+        load: (!report.load.samples.is_empty()).then(|| LoadDoc {
+            samples: &report.load.samples,
+            cpus: report.load.cpus,
+            mean: report.load.mean(),
+            max: report.load.max(),
+            busy: report.load.busy(),
+        }),
         runs: &report.runs,
         explain: report.explain.as_ref(),
         analyze: report.analyze.as_ref(),

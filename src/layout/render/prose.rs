@@ -132,11 +132,19 @@ pub fn fragility(
     format!("fragile: {}", parts.join("; "))
 }
 
-/// The "to decide" hint of an UNKNOWN comparison, or None.
+/// The "to decide" hint of an UNKNOWN comparison, or None; on a busy
+/// machine it says so.
 pub fn comparison_hint(report: &LayoutReport, c: &Comparison) -> Option<String> {
-    c.undecided
-        .as_ref()
-        .map(|u| hint(u, c.layout_noise, report.settings.margin))
+    c.undecided.as_ref().map(|u| {
+        let text = hint(u, c.layout_noise, report.settings.margin);
+        match report.load.mean().filter(|_| report.load.busy()) {
+            Some(mean) => format!(
+                "{text}; the machine was busy (load average {mean:.1} on {} CPUs): a quieter machine or --pin would steady the runs",
+                report.load.cpus
+            ),
+            None => text,
+        }
+    })
 }
 
 /// The verdict in words with the interval behind it. `names`: (baseline,
@@ -346,8 +354,28 @@ fn signed_percent(x: f64) -> String {
 /// per-model estimates and next wave first.
 pub fn notes(report: &LayoutReport) -> Vec<String> {
     let mut lines = report.shards.as_ref().map(shard_lines).unwrap_or_default();
+    if let Some(busy) = busy_machine(report) {
+        lines.push(busy);
+    }
     lines.extend(report.notes.iter().map(note));
     lines
+}
+
+/// "the machine was busy during the runs: load average 4.9 (up to 5.6) on 2
+/// CPUs", when `MachineLoad::busy` says so.
+pub fn busy_machine(report: &LayoutReport) -> Option<String> {
+    let load = &report.load;
+    if !load.busy() {
+        return None;
+    }
+    Some(format!(
+        "the machine was busy during the runs: load average {:.1} (up to {:.1}) on {} CPU{}; \
+         runs a busy machine spoiled are set aside, but noisier runs need more rounds to decide",
+        load.mean().unwrap_or(0.0),
+        load.max().unwrap_or(0.0),
+        load.cpus,
+        if load.cpus == 1 { "" } else { "s" }
+    ))
 }
 
 /// A merge's lines: each shard problem, each comparison's per-model
