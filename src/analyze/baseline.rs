@@ -1,12 +1,14 @@
 //! A named baseline's stored runs against runs made now (`compare
-//! --baseline NAME CMD`) or imported (`analyze --baseline NAME FILE`):
-//! `compare`'s two-sample analysis at a fixed n on the metrics both sides
-//! have, with a note that the two sides were not interleaved.
+//! --baseline NAME CMD` when its command cannot be run again) or imported
+//! (`analyze --baseline NAME FILE`): `compare`'s two-sample analysis at a
+//! fixed n on the metrics both sides have, with the margin widened by
+//! [`DRIFT`], since the two sides were not interleaved (docs/methodology.md
+//! "Baselines"), and a note that says so.
 
 use super::compared::compare_reports;
 use super::input::{Dataset, Name, Order, Row};
-use super::{AnalyzeOptions, Analyzed, Note};
-use crate::compare::CompareReport;
+use super::{AnalyzeOptions, Analyzed, Note, DEFAULT_MARGIN};
+use crate::compare::{BaselineMode, BaselineUse, CompareReport, Fallback};
 use crate::run::metric::Unit;
 use crate::store::Baseline;
 use anyhow::{bail, Result};
@@ -31,16 +33,31 @@ pub struct Current {
     pub source: String,
 }
 
+/// The drift between two sessions on one machine that stored runs allow for:
+/// a stored side and a side measured in another session are compared with
+/// the margin widened to `(1 + margin)(1 + DRIFT) − 1`, so a verdict (and
+/// `--fail-on`) never rests on a difference that drift alone can make.
+/// BENCHMARKS.md ("Baseline gate") has the drift measured between sessions
+/// of one CPU-bound binary on `user` time (up to 8.3% in issue 22's runs).
+pub const DRIFT: f64 = 0.15;
+
+/// `margin` widened by [`DRIFT`].
+pub fn widened(margin: f64) -> f64 {
+    (1.0 + margin) * (1.0 + DRIFT) - 1.0
+}
+
 /// A stored unit name as a [`Unit`] (`none` when unknown).
 pub fn unit(text: &str) -> Unit {
     serde_json::from_value(serde_json::Value::String(text.to_string())).unwrap_or(Unit::None)
 }
 
-/// `baseline`'s runs (A) against `current` (B) on the metrics both have.
+/// `baseline`'s runs (A) against `current` (B) on the metrics both have,
+/// with the margin widened by [`DRIFT`]; `why` they were not interleaved.
 pub fn against(
     baseline: &Baseline,
     current: &Current,
     options: &AnalyzeOptions,
+    why: Fallback,
 ) -> Result<Analyzed<CompareReport>> {
     let mut metrics: Vec<(String, Unit)> = Vec::new();
     for run in &baseline.runs {
@@ -123,22 +140,31 @@ pub fn against(
         rows,
         notes: Vec::new(),
     };
-    let mut analyzed = compare_reports(&data, options)
+    let margin = widened(options.margin.unwrap_or(DEFAULT_MARGIN));
+    let widened_options = AnalyzeOptions {
+        margin: Some(margin),
+        ..options.clone()
+    };
+    let mut analyzed = compare_reports(&data, &widened_options)
         .into_iter()
         .next()
         .ok_or_else(|| anyhow::anyhow!("no comparison"))?;
     // The baseline's own caution replaces the rounds' (which says the same
     // less precisely).
     analyzed.notes.retain(|n| !matches!(n, Note::Order(_)));
-    analyzed.notes.insert(
+    analyzed.report.notes.insert(
         0,
-        Note::Baseline {
+        crate::compare::Note::Baseline(BaselineUse {
             name: baseline.name.clone(),
             experiment: baseline.experiment_id,
+            saved_unix: baseline.created_unix,
             commit: baseline.git_commit.clone(),
-            when_unix: baseline.created_unix,
-            candidate,
-        },
+            mode: BaselineMode::Stored {
+                why,
+                drift: DRIFT,
+                margin,
+            },
+        }),
     );
     Ok(analyzed)
 }

@@ -1,7 +1,10 @@
 //! Baselines: `compare --save-baseline NAME CMD` (one command measured
-//! alone and stored under NAME), `compare --baseline NAME CMD` and `analyze
-//! --baseline NAME FILE` (runs made now, or imported, against the stored
-//! ones). The analysis is `analyze`'s; this file is the glue.
+//! alone and stored under NAME, with a copy of its program kept to run it
+//! again), `compare --baseline NAME CMD` (the gate: the baseline's program
+//! run again interleaved with CMD by `compare`, or, when it cannot be, its
+//! stored runs against CMD's) and `analyze --baseline NAME FILE` (imported
+//! runs against the stored ones). The analyses are `compare`'s and
+//! `analyze`'s; this file is the glue.
 
 use super::exit;
 use super::output::{json, Format, OutputArgs};
@@ -9,13 +12,16 @@ use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::baseline::{against, Current, Value};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{AnalyzeOptions, AnalyzeReport};
-use crate::compare::render::single;
+use crate::compare::render::{json as compare_json, prose, single};
 use crate::compare::single::measure;
-use crate::compare::{CompareOptions, State};
+use crate::compare::{BaselineMode, BaselineUse, CompareOptions, Fallback, Note, State};
+use crate::run::command::{resolve_program, split_words, CommandSpec};
 use crate::run::environment;
 use crate::run::spawn;
-use crate::store::Baseline;
+use crate::store::copies::{self, Missing, Rerun};
+use crate::store::{Baseline, Location};
 use anyhow::{bail, Result};
+use std::path::Path;
 
 /// The report files the baseline commands write.
 const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
@@ -27,6 +33,7 @@ pub fn save_baseline(
     output: &OutputArgs,
     store: &StoreArgs,
 ) -> Result<i32> {
+    let rerun = keep(&options.commands[0], store, name);
     spawn::install_interrupt_handler();
     let measured = measure(options, 0)?;
     print!("{}", single::terminal(&measured, name));
@@ -47,17 +54,18 @@ pub fn save_baseline(
         save(store, &record, None);
         return Ok(code);
     }
-    if save(store, &record, Some((name, 0))).is_none() {
+    if save(store, &record, Some((name, 0, rerun.as_deref()))).is_none() {
         bail!("baseline {name:?} was measured but not stored (see the warning above)");
     }
     Ok(code)
 }
 
-/// The stored baseline `name`, or a one-line error saying how to make one.
-fn load(store: &StoreArgs, name: &str) -> Result<Baseline> {
+/// The stored baseline `name`, or a one-line error saying how to make one;
+/// with the store's location.
+fn load(store: &StoreArgs, name: &str) -> Result<(Baseline, Location)> {
     let mut opened = store.open()?;
     match opened.baseline(name) {
-        Ok(Some(baseline)) => Ok(baseline),
+        Ok(Some(baseline)) => Ok((baseline, opened.location().clone())),
         Ok(None) => bail!(
             "no baseline named {name:?} in {}; save one with `ghostbench compare --save-baseline {name} CMD`",
             opened.location()
@@ -66,96 +74,195 @@ fn load(store: &StoreArgs, name: &str) -> Result<Baseline> {
     }
 }
 
-/// `compare --baseline NAME CMD`.
-pub fn compare(
-    options: &CompareOptions,
-    name: &str,
-    force: bool,
-    output: &OutputArgs,
-    store: &StoreArgs,
-    fail_on: &FailOnArgs,
-) -> Result<i32> {
-    let baseline = load(store, name)?;
-    let here = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
-    if !force {
-        let differs = |what: &str, then: &Option<String>, now: &Option<String>| {
-            (then != now).then(|| {
-                format!(
-                    "{what} {} (baseline) vs {} (now)",
-                    then.as_deref().unwrap_or("unknown"),
-                    now.as_deref().unwrap_or("unknown")
-                )
-            })
-        };
-        let differences: Vec<String> = [
-            differs("CPU", &baseline.cpu_model, &here.cpu_model),
-            differs("kernel", &baseline.kernel, &here.kernel),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if !differences.is_empty() {
-            bail!(
-                "baseline {name:?} was measured on another machine: {}; --force compares anyway",
-                differences.join(", ")
+/// What re-running `spec` as baseline `name` needs, kept next to the store
+/// (docs/store.md "Baselines"): a copy of its program and the hashes of the
+/// files its command names, as JSON. None, with a one-line warning, when
+/// they cannot be kept; the baseline is then compared by its stored runs.
+pub fn keep(spec: &CommandSpec, store: &StoreArgs, name: &str) -> Option<String> {
+    let location = store.location()?;
+    let dir = copies::directory(&location);
+    let (program, words) = if spec.shell {
+        // The program is `sh`; the files are the words of the script.
+        let words = split_words(&spec.text)
+            .unwrap_or_else(|_| spec.text.split_whitespace().map(String::from).collect());
+        (None, words)
+    } else {
+        let program = resolve_program(&spec.argv[0], std::env::var_os("PATH")).ok();
+        (program, spec.argv[1..].to_vec())
+    };
+    match Rerun::keep(&dir, &spec.argv, spec.shell, program.as_deref(), &words) {
+        Ok(rerun) => serde_json::to_string(&rerun).ok(),
+        Err(e) => {
+            eprintln!(
+                "warning: baseline {name:?}: nothing kept to run it again ({e}); --baseline {name} will compare with its stored runs"
             );
+            None
         }
     }
-    spawn::install_interrupt_handler();
-    let measured = measure(options, 0)?;
-    if measured.status.state == State::Failed || measured.status.state == State::Interrupted {
-        eprintln!(
-            "error: {}",
-            measured
-                .status
-                .message
-                .as_deref()
-                .unwrap_or("the run failed")
-        );
-        for line in &measured.status.last_output {
-            eprintln!("  {line}");
+}
+
+/// The baseline's command as it can run now (its program's copy in place
+/// of the program), or why it cannot.
+fn rerun(baseline: &Baseline, dir: &Path) -> std::result::Result<(CommandSpec, Option<String>), Fallback> {
+    let rerun: Rerun = baseline
+        .rerun
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .ok_or(Fallback::NotKept)?;
+    let path = |p: &Path| p.display().to_string();
+    let argv = rerun.check(dir).map_err(|missing| match missing {
+        Missing::CopyGone(p) => Fallback::CopyGone(path(&p)),
+        Missing::CopyChanged(p) => Fallback::CopyChanged(path(&p)),
+        Missing::FileGone(p) => Fallback::FileGone(p),
+        Missing::FileChanged(p) => Fallback::FileChanged(p),
+    })?;
+    let program = (!rerun.shell).then(|| argv[0].clone());
+    let spec = CommandSpec {
+        name: baseline.name.clone(),
+        text: baseline.command.template.clone(),
+        argv,
+        shell: rerun.shell,
+    };
+    Ok((spec, program))
+}
+
+/// `compare --baseline NAME CMD`: the gate.
+pub struct Gate<'a> {
+    pub name: &'a str,
+    pub force: bool,
+    pub verbose: bool,
+    pub output: &'a OutputArgs,
+    pub store: &'a StoreArgs,
+    pub fail_on: &'a FailOnArgs,
+}
+
+impl Gate<'_> {
+    /// Interleaved now when the baseline's command can run again as it was
+    /// saved; else its stored runs, with drift allowed for (one line on
+    /// stderr says why).
+    pub fn run(&self, options: &CompareOptions) -> Result<i32> {
+        let (baseline, location) = load(self.store, self.name)?;
+        let used = |mode| BaselineUse {
+            name: baseline.name.clone(),
+            experiment: baseline.experiment_id,
+            saved_unix: baseline.created_unix,
+            commit: baseline.git_commit.clone(),
+            mode,
+        };
+        match rerun(&baseline, &copies::directory(&location)) {
+            Ok((a, program)) => {
+                let mut b = options.commands[0].clone();
+                if b.name == a.name {
+                    b.name.push_str(" (now)");
+                }
+                let options = CompareOptions {
+                    commands: [a, b],
+                    ..options.clone()
+                };
+                let note = Note::Baseline(used(BaselineMode::Interleaved { program }));
+                let (report, code) =
+                    super::compare::execute(&options, self.output, self.verbose, vec![note])?;
+                let document = serde_json::to_value(compare_json::document(&report))?;
+                let record = record_of("compare", &document)?;
+                save(self.store, &record, None);
+                Ok(self.fail_on.exit_code(code, &record.verdicts))
+            }
+            Err(why) => {
+                eprintln!(
+                    "baseline {:?}: {}; comparing with its stored runs from {} instead (not interleaved)",
+                    self.name,
+                    prose::fallback(&why),
+                    crate::report::units::utc(baseline.created_unix)
+                );
+                self.stored(options, &baseline, why)
+            }
         }
-        return Ok(if measured.status.state == State::Failed {
-            exit::RUN_FAILED
-        } else {
-            exit::INTERRUPTED
-        });
     }
-    let current = Current {
-        name: measured.commands[0].name.clone(),
-        text: measured.commands[0].text.clone(),
-        values: measured
-            .measured()
-            .flat_map(|r| {
-                r.values.iter().map(move |v| Value {
-                    metric: v.name.clone(),
-                    unit: v.unit,
-                    round: r.round,
-                    value: v.value,
-                    exit_code: r.exit_code,
+
+    /// The command measured now against the baseline's stored runs.
+    fn stored(&self, options: &CompareOptions, baseline: &Baseline, why: Fallback) -> Result<i32> {
+        let name = self.name;
+        let here = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
+        if !self.force {
+            let differs = |what: &str, then: &Option<String>, now: &Option<String>| {
+                (then != now).then(|| {
+                    format!(
+                        "{what} {} (baseline) vs {} (now)",
+                        then.as_deref().unwrap_or("unknown"),
+                        now.as_deref().unwrap_or("unknown")
+                    )
                 })
-            })
-            .collect(),
-        source: "measured now".into(),
-    };
-    let analyze = AnalyzeOptions {
-        files: Vec::new(),
-        higher_is_better: options.higher_is_better,
-        margin: Some(options.margin),
-        alpha: Some(options.alpha),
-        estimator: None,
-        seed: options.seed,
-        command_line: options.command_line.clone(),
-    };
-    let mut analyzed = against(&baseline, &current, &analyze)?;
-    analyzed.report.environment = here;
-    finish(
-        "compare",
-        render::reports(AnalyzeReport::Compare(vec![analyzed])),
-        output,
-        store,
-        fail_on,
-    )
+            };
+            let differences: Vec<String> = [
+                differs("CPU", &baseline.cpu_model, &here.cpu_model),
+                differs("kernel", &baseline.kernel, &here.kernel),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !differences.is_empty() {
+                bail!(
+                    "baseline {name:?} was measured on another machine: {}; --force compares anyway",
+                    differences.join(", ")
+                );
+            }
+        }
+        spawn::install_interrupt_handler();
+        let measured = measure(options, 0)?;
+        if measured.status.state == State::Failed || measured.status.state == State::Interrupted {
+            eprintln!(
+                "error: {}",
+                measured
+                    .status
+                    .message
+                    .as_deref()
+                    .unwrap_or("the run failed")
+            );
+            for line in &measured.status.last_output {
+                eprintln!("  {line}");
+            }
+            return Ok(if measured.status.state == State::Failed {
+                exit::RUN_FAILED
+            } else {
+                exit::INTERRUPTED
+            });
+        }
+        let current = Current {
+            name: measured.commands[0].name.clone(),
+            text: measured.commands[0].text.clone(),
+            values: measured
+                .measured()
+                .flat_map(|r| {
+                    r.values.iter().map(move |v| Value {
+                        metric: v.name.clone(),
+                        unit: v.unit,
+                        round: r.round,
+                        value: v.value,
+                        exit_code: r.exit_code,
+                    })
+                })
+                .collect(),
+            source: "measured now".into(),
+        };
+        let analyze = AnalyzeOptions {
+            files: Vec::new(),
+            higher_is_better: options.higher_is_better,
+            margin: Some(options.margin),
+            alpha: Some(options.alpha),
+            estimator: None,
+            seed: options.seed,
+            command_line: options.command_line.clone(),
+        };
+        let mut analyzed = against(baseline, &current, &analyze, why)?;
+        analyzed.report.environment = here;
+        finish(
+            "compare",
+            render::reports(AnalyzeReport::Compare(vec![analyzed])),
+            self.output,
+            self.store,
+            self.fail_on,
+        )
+    }
 }
 
 /// `analyze --baseline NAME FILE`: FILE's one name against the baseline.
@@ -167,7 +274,7 @@ pub fn analyze(
     fail_on: &FailOnArgs,
 ) -> Result<i32> {
     use crate::analyze::input::{self, Loaded};
-    let baseline = load(store, name)?;
+    let (baseline, _) = load(store, name)?;
     let [path] = options.files.as_slice() else {
         bail!("--baseline NAME takes one file");
     };
@@ -206,7 +313,7 @@ pub fn analyze(
         values,
         source: path.display().to_string(),
     };
-    let analyzed = against(&baseline, &current, options)?;
+    let analyzed = against(&baseline, &current, options, Fallback::Imported)?;
     finish(
         "analyze",
         render::reports(AnalyzeReport::Compare(vec![analyzed])),

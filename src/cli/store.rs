@@ -74,18 +74,22 @@ pub fn record_of(verb: &str, document: &Value) -> Result<Record> {
     Ok(Record::from_document(verb, document, git, host)?)
 }
 
-/// Store `record` (naming `baseline` = (name, command index) when given).
-/// Prints where it went, or a one-line warning; never fails.
-pub fn save(store: &StoreArgs, record: &Record, baseline: Option<(&str, usize)>) -> Option<i64> {
+/// A baseline to name when storing a result: its name, the command's index,
+/// and what re-running it needs (`copies::Rerun` as JSON) when kept.
+pub type Naming<'a> = (&'a str, usize, Option<&'a str>);
+
+/// Store `record` (naming `baseline` when given). Prints where it went, or a
+/// one-line warning; never fails.
+pub fn save(store: &StoreArgs, record: &Record, baseline: Option<Naming>) -> Option<i64> {
     let location = store.location()?;
     let saved = Store::open(&location).and_then(|mut s| match baseline {
-        Some((name, command)) => s.save_with_baseline(record, name, command),
+        Some((name, command, rerun)) => s.save_with_baseline(record, name, command, rerun),
         None => s.save(record),
     });
     match saved {
         Ok(id) => {
             match baseline {
-                Some((name, _)) => {
+                Some((name, _, _)) => {
                     eprintln!("stored result #{id} in {location}, as baseline {name:?}")
                 }
                 None => eprintln!("stored result #{id} in {location}"),
