@@ -331,7 +331,7 @@ pub fn baseline(used: &BaselineUse) -> String {
             saved,
             fallback(why),
             trimmed(drift * 100.0),
-            trimmed((margin * 1000.0).round() / 10.0)
+            trimmed(margin * 100.0)
         ),
     }
 }
@@ -340,7 +340,7 @@ pub fn baseline(used: &BaselineUse) -> String {
 pub fn fallback(why: &Fallback) -> String {
     match why {
         Fallback::Imported => "the other side's values were imported".into(),
-        Fallback::NotKept => "nothing to re-run it was kept when it was saved".into(),
+        Fallback::NotKept => "it was saved without a copy of its program to run again".into(),
         Fallback::CopyGone(path) => format!("the saved copy of its program, {path}, is gone"),
         Fallback::CopyChanged(path) => {
             format!("the saved copy of its program, {path}, no longer has its hash")
