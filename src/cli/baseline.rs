@@ -9,7 +9,7 @@
 use super::exit;
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
-use crate::analyze::baseline::{against, Current, Value};
+use crate::analyze::baseline::{against, allowance, Current, Drift, Value};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{AnalyzeOptions, AnalyzeReport};
 use crate::compare::render::{json as compare_json, prose, single};
@@ -18,6 +18,7 @@ use crate::compare::{BaselineMode, BaselineUse, CompareOptions, Fallback, Note, 
 use crate::run::command::{resolve_program, split_words, CommandSpec};
 use crate::run::environment;
 use crate::run::spawn;
+use crate::stats::descriptive::median;
 use crate::store::copies::{self, Missing, Rerun};
 use crate::store::{Baseline, Location};
 use anyhow::{bail, Result};
@@ -74,6 +75,49 @@ fn load(store: &StoreArgs, name: &str) -> Result<(Baseline, Location)> {
     }
 }
 
+/// The drift to allow between the baseline's session and this one: the
+/// documented allowance, or more when the store's history shows the
+/// baseline's own command (results since it was saved that ran a command
+/// under its name, other than copies of its stored runs) drifting more.
+fn drift(store: &StoreArgs, baseline: &Baseline) -> Drift {
+    let documented = allowance(0.0, &[]);
+    let Ok(mut opened) = store.open() else {
+        return documented;
+    };
+    let mut metrics: Vec<&str> = baseline.runs.iter().map(|r| r.metric.as_str()).collect();
+    metrics.sort_unstable();
+    metrics.dedup();
+    let mut worst = documented;
+    for metric in metrics {
+        let mut saved: Vec<f64> = baseline
+            .runs
+            .iter()
+            .filter(|r| r.metric == metric)
+            .filter_map(|r| r.value)
+            .collect();
+        saved.sort_by(f64::total_cmp);
+        let Ok(points) = opened.trend(metric, Some(&baseline.name)) else {
+            continue;
+        };
+        let sessions: Vec<Vec<f64>> = points
+            .into_iter()
+            .filter(|p| {
+                p.experiment_id != baseline.experiment_id && p.created_unix >= baseline.created_unix
+            })
+            .map(|p| {
+                let mut values = p.values;
+                values.sort_by(f64::total_cmp);
+                values
+            })
+            .filter(|values| *values != saved)
+            .collect();
+        let found = allowance(median(&saved), &sessions);
+        worst.allowance = worst.allowance.max(found.allowance);
+        worst.sessions = worst.sessions.max(found.sessions);
+    }
+    worst
+}
+
 /// What re-running `spec` as baseline `name` needs, kept next to the store
 /// (docs/store.md "Baselines"): a copy of its program and the hashes of the
 /// files its command names, as JSON. None, with a one-line warning, when
@@ -103,7 +147,10 @@ pub fn keep(spec: &CommandSpec, store: &StoreArgs, name: &str) -> Option<String>
 
 /// The baseline's command as it can run now (its program's copy in place
 /// of the program), or why it cannot.
-fn rerun(baseline: &Baseline, dir: &Path) -> std::result::Result<(CommandSpec, Option<String>), Fallback> {
+fn rerun(
+    baseline: &Baseline,
+    dir: &Path,
+) -> std::result::Result<(CommandSpec, Option<String>), Fallback> {
     let rerun: Rerun = baseline
         .rerun
         .as_deref()
@@ -253,7 +300,8 @@ impl Gate<'_> {
             seed: options.seed,
             command_line: options.command_line.clone(),
         };
-        let mut analyzed = against(baseline, &current, &analyze, why)?;
+        let drift = drift(self.store, baseline);
+        let mut analyzed = against(baseline, &current, &analyze, why, drift)?;
         analyzed.report.environment = here;
         finish(
             "compare",
@@ -313,7 +361,8 @@ pub fn analyze(
         values,
         source: path.display().to_string(),
     };
-    let analyzed = against(&baseline, &current, options, Fallback::Imported)?;
+    let drift = drift(store, &baseline);
+    let analyzed = against(&baseline, &current, options, Fallback::Imported, drift)?;
     finish(
         "analyze",
         render::reports(AnalyzeReport::Compare(vec![analyzed])),

@@ -431,10 +431,13 @@ pub enum BaselineMode {
     Interleaved { program: Option<String> },
     /// Its stored runs against runs made in another session (`why` not
     /// interleaved): the margin is widened by the drift allowed between
-    /// sessions, `(1 + margin)(1 + drift) − 1`, which is `margin`.
+    /// sessions, `(1 + margin)(1 + drift) − 1`, which is `margin`; `drift`
+    /// is the documented allowance, or the largest drift of the baseline's
+    /// own command over the `sessions` stored since it was saved.
     Stored {
         why: Fallback,
         drift: f64,
+        sessions: usize,
         margin: f64,
     },
 }

@@ -237,7 +237,10 @@ mod tests {
         assert_eq!(now[1..], argv[1..]);
         // The copy altered, then removed.
         fs::write(&copy, "v3").unwrap();
-        assert_eq!(rerun.check(&copies), Err(Missing::CopyChanged(copy.clone())));
+        assert_eq!(
+            rerun.check(&copies),
+            Err(Missing::CopyChanged(copy.clone()))
+        );
         fs::remove_file(&copy).unwrap();
         assert_eq!(rerun.check(&copies), Err(Missing::CopyGone(copy.clone())));
         // Kept again under the same hash; then a file named in the command changed.

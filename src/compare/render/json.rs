@@ -6,7 +6,8 @@
 
 use super::{hint, prose};
 use crate::compare::{
-    BaselineUse, Cause, CompareOptions, CompareReport, CounterReport, MetricReport, Note, SimulationReport, Status,
+    BaselineUse, Cause, CompareOptions, CompareReport, CounterReport, MetricReport, Note,
+    SimulationReport, Status,
 };
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;

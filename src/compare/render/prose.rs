@@ -325,12 +325,24 @@ pub fn baseline(used: &BaselineUse) -> String {
                 .map(|p| format!(", as {p}"))
                 .unwrap_or_default()
         ),
-        BaselineMode::Stored { why, drift, margin } => format!(
-            "baseline {}: stored runs from {}, not interleaved ({}): drift between sessions is allowed for by widening the margin by ±{}% to ±{}%",
+        BaselineMode::Stored {
+            why,
+            drift,
+            sessions,
+            margin,
+        } => format!(
+            "baseline {}: stored runs from {}, not interleaved ({}): drift between sessions is allowed for by widening the margin by ±{}% ({}) to ±{}%",
             used.name,
             saved,
             fallback(why),
             trimmed(drift * 100.0),
+            match sessions {
+                0 => "the documented allowance".to_string(),
+                n => format!(
+                    "the larger of the documented allowance and its own runs' drift over {n} later session{}",
+                    if *n == 1 { "" } else { "s" }
+                ),
+            },
             trimmed(margin * 100.0)
         ),
     }
