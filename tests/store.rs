@@ -451,14 +451,18 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
             "never",
         ],
     );
+    // SLOWER beyond the widened margin, but stored runs against another
+    // session's: reported, and --fail-on not applied.
     let stdout = text(&out.stdout);
     assert_eq!(
         out.status.code(),
-        Some(6),
+        Some(0),
         "{stdout}\n{}",
         text(&out.stderr)
     );
+    assert!(stdout.contains("SLOWER"), "{stdout}");
     assert!(stdout.contains("not interleaved"), "{stdout}");
+    assert!(text(&out.stderr).contains("not applied"), "{}", text(&out.stderr));
     // A name that was never saved.
     let out = ghostbench(dir, store, &["compare", "--baseline", "nope", "true"]);
     assert_eq!(out.status.code(), Some(1));
@@ -940,7 +944,9 @@ fn postgres_passes_the_same_store_tests() {
 ///   baseline, SLOWER at 1.30 every time, exit 6.
 /// - The copy altered, then gone: one line says so, and the stored runs are
 ///   compared with the margin widened by the drift allowance: an unchanged
-///   build in a 108% session is SAME (exit 0), the slower one still SLOWER.
+///   build in a 108% session is SAME, the slower one still SLOWER; neither
+///   exits 6 (stored runs never fail the gate: drift between real sessions
+///   reached 3.7x, BENCHMARKS.md).
 ///   After a session where main's own program ran at 150%, the allowance is
 ///   the 50% the store's history shows, and a 140% session is SAME.
 /// - `--shell`: the files the script names are hashed; unchanged it runs
@@ -1062,7 +1068,8 @@ fn the_baseline_gate_runs_the_baseline_again_and_ignores_drift(dir: &Path, store
     assert_eq!(report["baseline"]["why"]["cause"], "copy_gone");
     assert_eq!(report["metrics"][0]["verdict"], "SAME");
     let (out, report) = gate(100, "./bin", &[]);
-    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not applied"));
     assert_eq!(report["baseline"]["mode"], "stored");
     assert_eq!(report["metrics"][0]["verdict"], "SLOWER");
     // The copy back, and one interleaved session at 150%: main's own runs
@@ -1118,7 +1125,7 @@ fn the_baseline_gate_runs_the_baseline_again_and_ignores_drift(dir: &Path, store
     assert_eq!(report["metrics"][0]["verdict"], "SAME");
     build("same", 130);
     let (out, report) = shell_gate(100);
-    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(report["baseline"]["mode"], "stored");
     assert_eq!(report["baseline"]["why"]["cause"], "file_changed");
     assert_eq!(report["baseline"]["why"]["path"], "./same");

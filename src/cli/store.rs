@@ -140,6 +140,36 @@ impl FailOnArgs {
     /// `code`, or [`exit::FAIL_ON`](super::exit::FAIL_ON) when it is OK and a
     /// verdict is in the list (each such verdict named on stderr).
     pub fn exit_code(&self, code: i32, verdicts: &[Verdict]) -> i32 {
+        let (list, hits) = self.hits(verdicts);
+        if code != super::exit::OK || hits.is_empty() {
+            return code;
+        }
+        eprintln!(
+            "--fail-on {}: {}",
+            list.join(",").to_lowercase(),
+            hits.join("; ")
+        );
+        super::exit::FAIL_ON
+    }
+
+    /// `code` whatever the verdicts, for verdicts on a stored baseline's runs
+    /// against another session's (docs/methodology.md §13): drift between
+    /// sessions can make any of them, so none fails the command; one line
+    /// names those that would have.
+    pub fn not_applied(&self, code: i32, verdicts: &[Verdict]) -> i32 {
+        let (list, hits) = self.hits(verdicts);
+        if !hits.is_empty() {
+            eprintln!(
+                "--fail-on {}: not applied to stored runs from another session (not interleaved, so drift could have made it): {}",
+                list.join(",").to_lowercase(),
+                hits.join("; ")
+            );
+        }
+        code
+    }
+
+    /// The verdicts asked for, and the given verdicts that are among them, named.
+    fn hits(&self, verdicts: &[Verdict]) -> (Vec<String>, Vec<String>) {
         let list = self.verdicts().unwrap_or_default();
         let hits: Vec<String> = verdicts
             .iter()
@@ -151,15 +181,7 @@ impl FailOnArgs {
                 )
             })
             .collect();
-        if code != super::exit::OK || hits.is_empty() {
-            return code;
-        }
-        eprintln!(
-            "--fail-on {}: {}",
-            list.join(",").to_lowercase(),
-            hits.join("; ")
-        );
-        super::exit::FAIL_ON
+        (list, hits)
     }
 }
 
@@ -193,6 +215,8 @@ mod tests {
         assert_eq!(args.exit_code(0, &[verdict("SAME"), verdict("UNKNOWN")]), 6);
         // A failed run keeps its own code.
         assert_eq!(args.exit_code(3, &[verdict("SLOWER")]), 3);
+        // Stored runs against another session's: never fired.
+        assert_eq!(args.not_applied(0, &[verdict("SLOWER")]), 0);
         let bad = FailOnArgs {
             fail_on: vec!["slow".into()],
         };

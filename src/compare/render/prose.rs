@@ -331,7 +331,7 @@ pub fn baseline(used: &BaselineUse) -> String {
             sessions,
             margin,
         } => format!(
-            "baseline {}: stored runs from {}, not interleaved ({}): drift between sessions is allowed for by widening the margin by ±{}% ({}) to ±{}%",
+            "baseline {}: stored runs from {}, not interleaved ({}): drift between sessions is allowed for by widening the margin by ±{}% ({}) to ±{}%, and no verdict here fails --fail-on",
             used.name,
             saved,
             fallback(why),
