@@ -462,7 +462,11 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
     );
     assert!(stdout.contains("SLOWER"), "{stdout}");
     assert!(stdout.contains("not interleaved"), "{stdout}");
-    assert!(text(&out.stderr).contains("not applied"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not applied"),
+        "{}",
+        text(&out.stderr)
+    );
     // A name that was never saved.
     let out = ghostbench(dir, store, &["compare", "--baseline", "nope", "true"]);
     assert_eq!(out.status.code(), Some(1));

@@ -12,7 +12,7 @@ use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::baseline::{against, allowance, Current, Drift, Value};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{AnalyzeOptions, AnalyzeReport};
-use crate::compare::render::{json as compare_json, prose, single};
+use crate::compare::render::{prose, single};
 use crate::compare::single::measure;
 use crate::compare::{BaselineMode, BaselineUse, CompareOptions, Fallback, Note, State};
 use crate::run::command::{resolve_program, split_words, CommandSpec};
@@ -177,17 +177,24 @@ fn rerun(
 pub struct Gate<'a> {
     pub name: &'a str,
     pub force: bool,
-    pub verbose: bool,
     pub output: &'a OutputArgs,
     pub store: &'a StoreArgs,
     pub fail_on: &'a FailOnArgs,
 }
 
+/// What the gate measures: the baseline's command interleaved with the one
+/// given (`compare`'s options for the two, and the note saying so), or the
+/// one given against the baseline's stored runs (why not interleaved).
+pub enum Plan {
+    Interleaved(Box<CompareOptions>, Note),
+    Stored(Box<Baseline>, Fallback),
+}
+
 impl Gate<'_> {
     /// Interleaved now when the baseline's command can run again as it was
-    /// saved; else its stored runs, with drift allowed for (one line on
-    /// stderr says why).
-    pub fn run(&self, options: &CompareOptions) -> Result<i32> {
+    /// saved; else its stored runs (one line on stderr says why).
+    /// `cli::compare` runs the plan.
+    pub fn plan(&self, options: &CompareOptions) -> Result<Plan> {
         let (baseline, location) = load(self.store, self.name)?;
         let used = |mode| BaselineUse {
             name: baseline.name.clone(),
@@ -207,12 +214,7 @@ impl Gate<'_> {
                     ..options.clone()
                 };
                 let note = Note::Baseline(used(BaselineMode::Interleaved { program }));
-                let (report, code) =
-                    super::compare::execute(&options, self.output, self.verbose, vec![note])?;
-                let document = serde_json::to_value(compare_json::document(&report))?;
-                let record = record_of("compare", &document)?;
-                save(self.store, &record, None);
-                Ok(self.fail_on.exit_code(code, &record.verdicts))
+                Ok(Plan::Interleaved(Box::new(options), note))
             }
             Err(why) => {
                 eprintln!(
@@ -221,13 +223,19 @@ impl Gate<'_> {
                     prose::fallback(&why),
                     crate::report::units::utc(baseline.created_unix)
                 );
-                self.stored(options, &baseline, why)
+                Ok(Plan::Stored(Box::new(baseline), why))
             }
         }
     }
 
-    /// The command measured now against the baseline's stored runs.
-    fn stored(&self, options: &CompareOptions, baseline: &Baseline, why: Fallback) -> Result<i32> {
+    /// The command measured now against the baseline's stored runs, with
+    /// drift allowed for and `--fail-on` not applied.
+    pub fn stored(
+        &self,
+        options: &CompareOptions,
+        baseline: &Baseline,
+        why: Fallback,
+    ) -> Result<i32> {
         let name = self.name;
         let here = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
         if !self.force {

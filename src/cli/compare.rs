@@ -1,6 +1,7 @@
 //! `ghostbench compare`: arguments, and the glue to `compare::run` and the reports.
 
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
+use super::baseline::Plan;
 use super::exit::{self, UsageError};
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
@@ -210,12 +211,19 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         let gate = super::baseline::Gate {
             name,
             force: args.force,
-            verbose: args.verbose,
             output: &args.output,
             store: &args.store,
             fail_on: &args.fail_on,
         };
-        return gate.run(&options);
+        let (options, note) = match gate.plan(&options)? {
+            Plan::Interleaved(options, note) => (options, note),
+            Plan::Stored(baseline, why) => return gate.stored(&options, &baseline, why),
+        };
+        let (report, code) = execute(&options, &args.output, args.verbose, vec![note])?;
+        let document = serde_json::to_value(document::document(&report))?;
+        let record = record_of("compare", &document)?;
+        save(&args.store, &record, None);
+        return Ok(args.fail_on.exit_code(code, &record.verdicts));
     }
     if let (None, Some(name)) = (&args.command_b, &args.save_baseline) {
         return super::baseline::save_baseline(&options, name, &args.output, &args.store);
