@@ -950,7 +950,7 @@ fn postgres_passes_the_same_store_tests() {
 ///   compared with the margin widened by the drift allowance: an unchanged
 ///   build in a 108% session is SAME, the slower one still SLOWER; neither
 ///   exits 6 (stored runs never fail the gate: drift between real sessions
-///   reached 3.7x, BENCHMARKS.md).
+///   reached 5x, BENCHMARKS.md).
 ///   After a session where main's own program ran at 150%, the allowance is
 ///   the 50% the store's history shows, and a 140% session is SAME.
 /// - `--shell`: the files the script names are hashed; unchanged it runs
