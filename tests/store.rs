@@ -17,10 +17,17 @@ use std::process::{Command, Stdio};
 
 /// `ghostbench ARGS` in `dir`, with the store at `store`.
 fn ghostbench(dir: &Path, store: &str, args: &[&str]) -> std::process::Output {
+    in_session(dir, store, args, 100)
+}
+
+/// `ghostbench ARGS` in `dir`, with the store at `store`, in a session
+/// whose machine runs session.c's work at `drift` percent of its cost.
+fn in_session(dir: &Path, store: &str, args: &[&str], drift: u32) -> std::process::Output {
     let mut command = common::ghostbench();
     command
         .current_dir(dir)
         .env_remove("GHOSTBENCH_STORE")
+        .env("SESSION_DRIFT", drift.to_string())
         .args(args)
         .args(["--store", store]);
     command.output().expect("ghostbench runs")
@@ -79,6 +86,10 @@ const TESTS: &[(&str, StoreTest)] = &[
         the_trend_page_plots_one_point_per_result_and_command,
     ),
     ("newer", a_newer_schema_is_refused_and_left_alone),
+    (
+        "gate",
+        the_baseline_gate_runs_the_baseline_again_and_ignores_drift,
+    ),
 ];
 
 fn on_sqlite(test: StoreTest) {
@@ -110,6 +121,11 @@ fn sqlite_killed() {
 #[test]
 fn sqlite_trend() {
     on_sqlite(the_trend_page_plots_one_point_per_result_and_command);
+}
+
+#[test]
+fn sqlite_gate() {
+    on_sqlite(the_baseline_gate_runs_the_baseline_again_and_ignores_drift);
 }
 
 #[test]
@@ -312,7 +328,8 @@ fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
 }
 
 /// Point 2: a baseline stored by one process, a 30% slower build compared
-/// with it by another (not interleaved). The metric is placed.c's modelled
+/// with it by another (the baseline's program run again, interleaved; its
+/// stored runs when it was saved without a copy). The metric is placed.c's modelled
 /// cost (WORK 30 against 39, each exact per binary up to a ≤4% placement
 /// term), not measured time, so the verdict is SLOWER with a ratio in
 /// [1.30/1.04, 1.30×1.04] on any machine, however loaded.
@@ -370,12 +387,12 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
         text(&out.stderr)
     );
     assert!(stdout.contains("SLOWER"), "{stdout}");
-    let caution: Vec<&str> = stdout
+    let mode: Vec<&str> = stdout
         .lines()
-        .filter(|l| l.contains("not interleaved"))
+        .filter(|l| l.contains("baseline main:"))
         .collect();
-    assert_eq!(caution.len(), 1, "{stdout}");
-    assert!(caution[0].contains("stored baseline"), "{stdout}");
+    assert_eq!(mode.len(), 1, "{stdout}");
+    assert!(mode[0].contains("interleaved now"), "{stdout}");
     let report = read_json(&json);
     assert_eq!(report["metrics"][0]["verdict"], "SLOWER");
     assert_eq!(report["metrics"][0]["name"], "cost");
@@ -384,25 +401,29 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
         (1.30 / 1.04..=1.30 * 1.04).contains(&ratio),
         "ratio {ratio}"
     );
-    assert_eq!(report["analyze"]["interleaved"], false);
+    assert_eq!(report["baseline"]["mode"], "interleaved");
     assert!(text(&out.stderr).contains("--fail-on slower"));
 
-    // Another machine: refused before measuring, unless --force.
+    // Saved without a copy (as by an older ghostbench) on another machine:
+    // its stored runs are refused before measuring, unless --force.
     sql(
         store,
         "UPDATE experiments SET cpu_model = 'Another CPU 9000' WHERE id = \
          (SELECT experiment_id FROM baselines WHERE name = 'main')",
     );
+    sql(store, "UPDATE baselines SET rerun = NULL");
     let mut args = vec!["compare", "--baseline", "main", &base];
     args.extend(runs);
     let out = ghostbench(dir, store, &args);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].contains("without a copy"), "{stderr}");
     assert!(
-        stderr.contains("Another CPU 9000") && stderr.contains("--force"),
+        lines[1].contains("Another CPU 9000") && lines[1].contains("--force"),
         "{stderr}"
     );
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     args.push("--force");
     let out = ghostbench(dir, store, &args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -430,14 +451,22 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
             "never",
         ],
     );
+    // SLOWER beyond the widened margin, but stored runs against another
+    // session's: reported, and --fail-on not applied.
     let stdout = text(&out.stdout);
     assert_eq!(
         out.status.code(),
-        Some(6),
+        Some(0),
         "{stdout}\n{}",
         text(&out.stderr)
     );
+    assert!(stdout.contains("SLOWER"), "{stdout}");
     assert!(stdout.contains("not interleaved"), "{stdout}");
+    assert!(
+        text(&out.stderr).contains("not applied"),
+        "{}",
+        text(&out.stderr)
+    );
     // A name that was never saved.
     let out = ghostbench(dir, store, &["compare", "--baseline", "nope", "true"]);
     assert_eq!(out.status.code(), Some(1));
@@ -905,4 +934,205 @@ fn postgres_passes_the_same_store_tests() {
         eprintln!("postgres: {name}");
         test(dir.path(), &store);
     }
+}
+
+/// Issue 22 item 5, the baseline gate. session.c prints a modelled cost:
+/// its work times the session's drift (SESSION_DRIFT, the same for every run
+/// of one ghostbench invocation, as a machine's state is), so every verdict
+/// is exact on a loaded machine. The baseline is saved in a session at
+/// 100%; the gate runs in sessions from 90% to 112%.
+/// - The same binary 10 times: the saved copy runs interleaved with it, the
+///   drift cancels, SAME, never exit 6 (stored runs alone would be up to 12%
+///   apart: SLOWER or FASTER).
+/// - A build doing 30% more work, rebuilt in place: its copy runs as the
+///   baseline, SLOWER at 1.30 every time, exit 6.
+/// - The copy altered, then gone: one line says so, and the stored runs are
+///   compared with the margin widened by the drift allowance: an unchanged
+///   build in a 108% session is SAME, the slower one still SLOWER; neither
+///   exits 6 (stored runs never fail the gate: drift between real sessions
+///   reached 5x, BENCHMARKS.md).
+///   After a session where main's own program ran at 150%, the allowance is
+///   the 50% the store's history shows, and a 140% session is SAME.
+/// - `--shell`: the files the script names are hashed; unchanged it runs
+///   interleaved, changed it falls back and says which file.
+fn the_baseline_gate_runs_the_baseline_again_and_ignores_drift(dir: &Path, store: &str) {
+    if !common::require_tool("cc") {
+        return;
+    }
+    let src = common::fixture("compare", "session.c");
+    let build = |name: &str, work: u32| {
+        let status = Command::new("cc")
+            .args(["-O2", &format!("-DWORK={work}"), "-o"])
+            .arg(dir.join(name))
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    build("bin", 100);
+    let cost = r"regex:cost (?P<cost>[0-9]+)";
+    let runs = ["--metric", cost, "--max-runs", "20", "--color", "never"];
+    let mut args = vec!["compare", "--save-baseline", "main", "./bin", "--quiet"];
+    args.extend(runs);
+    let out = ghostbench(dir, store, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The copy, owner-only, where the store lives.
+    let copies = if store.starts_with("postgresql://") {
+        dir.join(".ghostbench/baselines")
+    } else {
+        Path::new(store).parent().unwrap().join("baselines")
+    };
+    let kept: Vec<PathBuf> = std::fs::read_dir(&copies)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let copy = kept[0].clone();
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(dir.join("bin")).unwrap()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&copy), 0o700);
+    assert_eq!(mode(&copies), 0o700);
+
+    let json = dir.join("gate.json");
+    let gate = |drift: u32, command: &str, extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--baseline",
+            "main",
+            command,
+            "--fail-on",
+            "slower,faster",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(runs);
+        args.extend(extra);
+        let out = in_session(dir, store, &args, drift);
+        (out, read_json(&json))
+    };
+    let drifts = [100, 108, 93, 112, 97, 104, 90, 110, 95, 106];
+    for drift in drifts {
+        let (out, report) = gate(drift, "./bin", &[]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "drift {drift}: {stdout}");
+        assert_eq!(report["metrics"][0]["verdict"], "SAME", "{stdout}");
+        assert_eq!(report["metrics"][0]["ratio"], 1.0, "{stdout}");
+        assert_eq!(report["baseline"]["mode"], "interleaved", "{stdout}");
+        assert_eq!(report["baseline"]["name"], "main");
+        assert!(
+            stdout.contains("baseline main: interleaved now"),
+            "{stdout}"
+        );
+    }
+    // 30% more work, rebuilt in place: the copy is the baseline's side.
+    build("bin", 130);
+    for drift in drifts {
+        let (out, report) = gate(drift, "./bin", &[]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(6), "drift {drift}: {stdout}");
+        assert_eq!(report["metrics"][0]["verdict"], "SLOWER", "{stdout}");
+        let ratio = report["metrics"][0]["ratio"].as_f64().unwrap();
+        assert!((ratio - 1.3).abs() < 1e-9, "ratio {ratio}");
+        assert_eq!(report["baseline"]["mode"], "interleaved");
+        // The copy's path, as the store's location gives it (relative to
+        // the working directory for PostgreSQL).
+        let program = report["baseline"]["program"].as_str().unwrap();
+        assert_eq!(dir.join(program), copy, "{program}");
+        assert!(text(&out.stderr).contains("--fail-on slower,faster"));
+    }
+
+    // The copy altered: not run; the stored runs, with drift allowed for.
+    build("same", 100);
+    let original = std::fs::read(&copy).unwrap();
+    std::fs::write(&copy, b"not the program").unwrap();
+    let (out, report) = gate(108, "./same", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let why: Vec<&str> = stderr.lines().filter(|l| l.contains("no longer")).collect();
+    assert_eq!(why.len(), 1, "{stderr}");
+    assert!(why[0].contains("stored runs from"), "{stderr}");
+    assert_eq!(report["baseline"]["mode"], "stored");
+    assert_eq!(report["baseline"]["why"]["cause"], "copy_changed");
+    // The 20 interleaved gates above ran main's program in sessions 10%
+    // slower to 12% faster: within the documented 15%, which stands.
+    assert_eq!(report["baseline"]["sessions"], 20);
+    assert_eq!(report["baseline"]["drift"], 0.15);
+    assert_eq!(report["metrics"][0]["verdict"], "SAME");
+    let ratio = report["metrics"][0]["ratio"].as_f64().unwrap();
+    assert!((ratio - 1.08).abs() < 1e-9, "ratio {ratio}");
+    assert!(text(&out.stdout).contains("stored runs from"));
+    // Gone: the same; the unchanged build SAME at 1.12, the slower one SLOWER.
+    std::fs::remove_file(&copy).unwrap();
+    let (out, report) = gate(112, "./same", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(report["baseline"]["why"]["cause"], "copy_gone");
+    assert_eq!(report["metrics"][0]["verdict"], "SAME");
+    let (out, report) = gate(100, "./bin", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not applied"));
+    assert_eq!(report["baseline"]["mode"], "stored");
+    assert_eq!(report["metrics"][0]["verdict"], "SLOWER");
+    // The copy back, and one interleaved session at 150%: main's own runs
+    // drifted 50% since it was saved, so stored runs now allow for 50%.
+    std::fs::write(&copy, original).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (out, report) = gate(150, "./bin", &[]);
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_eq!(report["baseline"]["mode"], "interleaved");
+    let kept_copy = std::fs::read(&copy).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    let (out, report) = gate(140, "./same", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(report["baseline"]["mode"], "stored");
+    assert_eq!(report["baseline"]["sessions"], 21);
+    let drift = report["baseline"]["drift"].as_f64().unwrap();
+    assert!((drift - 0.5).abs() < 1e-9, "drift {drift}");
+    assert_eq!(report["metrics"][0]["verdict"], "SAME");
+    std::fs::write(&copy, kept_copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    // --shell: the program is sh; the script's files are hashed, not copied.
+    let mut args = vec![
+        "compare",
+        "--save-baseline",
+        "script",
+        "--shell",
+        "./same && true",
+        "--quiet",
+    ];
+    args.extend(runs);
+    let out = ghostbench(dir, store, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shell_gate = |drift: u32| {
+        let mut args = vec![
+            "compare",
+            "--baseline",
+            "script",
+            "--shell",
+            "./same && true",
+            "--fail-on",
+            "slower,faster",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(runs);
+        (in_session(dir, store, &args, drift), read_json(&json))
+    };
+    let (out, report) = shell_gate(93);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(report["baseline"]["mode"], "interleaved");
+    assert_eq!(report["baseline"]["program"], serde_json::Value::Null);
+    assert_eq!(report["metrics"][0]["verdict"], "SAME");
+    build("same", 130);
+    let (out, report) = shell_gate(100);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(report["baseline"]["mode"], "stored");
+    assert_eq!(report["baseline"]["why"]["cause"], "file_changed");
+    assert_eq!(report["baseline"]["why"]["path"], "./same");
+    assert!(text(&out.stderr).contains("./same, named in its command, changed"));
+    assert_eq!(report["metrics"][0]["verdict"], "SLOWER");
 }

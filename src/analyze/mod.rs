@@ -120,16 +120,6 @@ pub enum Note {
     DefaultLayout { label: String },
     /// A note of the re-analyzed report, as it was written.
     Carried(String),
-    /// The baseline side is a stored baseline: its runs were made in another
-    /// session (result `experiment`, at `when_unix`, on `commit`), never
-    /// interleaved with `candidate`'s.
-    Baseline {
-        name: String,
-        experiment: i64,
-        commit: Option<String>,
-        when_unix: i64,
-        candidate: String,
-    },
 }
 
 /// What a re-analysis of a ghostbench report used, against the original.

@@ -158,20 +158,6 @@ pub fn note(note: &Note) -> String {
             }
         ),
         Note::Carried(text) => text.clone(),
-        Note::Baseline {
-            name,
-            experiment,
-            commit,
-            when_unix,
-            candidate,
-        } => format!(
-            "not interleaved: {name} is a stored baseline (result #{experiment}, {}{}), {candidate} ran now, so drift between the two sessions is confounded with the effect",
-            crate::report::units::utc(*when_unix),
-            commit
-                .as_deref()
-                .map(|c| format!(", commit {}", &c[..c.len().min(10)]))
-                .unwrap_or_default()
-        ),
     }
 }
 

@@ -1,11 +1,12 @@
 //! `ghostbench compare`: arguments, and the glue to `compare::run` and the reports.
 
 use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
+use super::baseline::Plan;
 use super::exit::{self, UsageError};
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::compare::render::{html, json as document, markdown, prose, terminal};
-use crate::compare::{self, CompareOptions, CompareReport, Order, State};
+use crate::compare::{self, CompareOptions, CompareReport, Note, Order, State};
 use crate::run::command::CommandSpec;
 use crate::run::spawn;
 use anyhow::{bail, Result};
@@ -83,11 +84,12 @@ pub struct CompareArgs {
     /// Store the runs under NAME as a baseline: of the one command given, or of A.
     #[arg(long, value_name = "NAME", conflicts_with = "baseline")]
     pub save_baseline: Option<String>,
-    /// Compare the one command given with the stored runs of baseline NAME
-    /// (not interleaved: the report says so).
+    /// Compare the one command given with baseline NAME: its saved program
+    /// run again, interleaved; else its stored runs (the report says which).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
-    /// With --baseline: compare even when the CPU model or kernel differs from the baseline's.
+    /// With --baseline: compare with stored runs even when the CPU model or
+    /// kernel differs from the baseline's.
     #[arg(long, requires = "baseline")]
     pub force: bool,
 }
@@ -206,29 +208,53 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     let options = args.to_options()?;
     args.output.files().check("compare", FORMATS)?;
     if let Some(name) = &args.baseline {
-        let (output, store) = (&args.output, &args.store);
-        return super::baseline::compare(&options, name, args.force, output, store, &args.fail_on);
+        let gate = super::baseline::Gate {
+            name,
+            force: args.force,
+            output: &args.output,
+            store: &args.store,
+            fail_on: &args.fail_on,
+        };
+        let (options, note) = match gate.plan(&options)? {
+            Plan::Interleaved(options, note) => (options, note),
+            Plan::Stored(baseline, why) => return gate.stored(&options, &baseline, why),
+        };
+        let (report, code) = execute(&options, &args.output, args.verbose, vec![note])?;
+        let document = serde_json::to_value(document::document(&report))?;
+        let record = record_of("compare", &document)?;
+        save(&args.store, &record, None);
+        return Ok(args.fail_on.exit_code(code, &record.verdicts));
     }
     if let (None, Some(name)) = (&args.command_b, &args.save_baseline) {
         return super::baseline::save_baseline(&options, name, &args.output, &args.store);
     }
-    let (report, code) = execute(&options, &args.output, args.verbose)?;
+    // What re-running A needs, kept before it is measured.
+    let rerun = args
+        .save_baseline
+        .as_deref()
+        .and_then(|name| super::baseline::keep(&options.commands[0], &args.store, name));
+    let (report, code) = execute(&options, &args.output, args.verbose, Vec::new())?;
     let record = record_of(
         "compare",
         &serde_json::to_value(document::document(&report))?,
     )?;
-    let baseline = args.save_baseline.as_deref().map(|name| (name, 0));
+    let baseline = args
+        .save_baseline
+        .as_deref()
+        .map(|name| (name, 0, rerun.as_deref()));
     // A failed run's A is no baseline; its result is still stored.
     let baseline = baseline.filter(|_| code == exit::OK);
     save(&args.store, &record, baseline);
     Ok(args.fail_on.exit_code(code, &record.verdicts))
 }
 
-/// Run a comparison with a progress bar, print it, write the report files.
+/// Run a comparison with a progress bar, print it with `notes` first among
+/// its notes, write the report files.
 pub fn execute(
     options: &CompareOptions,
     output: &OutputArgs,
     verbose: bool,
+    notes: Vec<Note>,
 ) -> Result<(CompareReport, i32)> {
     spawn::install_interrupt_handler();
     let bar = output.progress_bar(2 * (options.max_runs + options.warmup) as u64);
@@ -237,7 +263,8 @@ pub fn execute(
         bar.set_message(prose::progress(p));
     });
     bar.finish_and_clear();
-    let report = report?;
+    let mut report = report?;
+    report.notes.splice(0..0, notes);
     print!(
         "{}",
         terminal::render_detailed(&report, output.color(), verbose)

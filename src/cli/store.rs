@@ -74,18 +74,22 @@ pub fn record_of(verb: &str, document: &Value) -> Result<Record> {
     Ok(Record::from_document(verb, document, git, host)?)
 }
 
-/// Store `record` (naming `baseline` = (name, command index) when given).
-/// Prints where it went, or a one-line warning; never fails.
-pub fn save(store: &StoreArgs, record: &Record, baseline: Option<(&str, usize)>) -> Option<i64> {
+/// A baseline to name when storing a result: its name, the command's index,
+/// and what re-running it needs (`copies::Rerun` as JSON) when kept.
+pub type Naming<'a> = (&'a str, usize, Option<&'a str>);
+
+/// Store `record` (naming `baseline` when given). Prints where it went, or a
+/// one-line warning; never fails.
+pub fn save(store: &StoreArgs, record: &Record, baseline: Option<Naming>) -> Option<i64> {
     let location = store.location()?;
     let saved = Store::open(&location).and_then(|mut s| match baseline {
-        Some((name, command)) => s.save_with_baseline(record, name, command),
+        Some((name, command, rerun)) => s.save_with_baseline(record, name, command, rerun),
         None => s.save(record),
     });
     match saved {
         Ok(id) => {
             match baseline {
-                Some((name, _)) => {
+                Some((name, _, _)) => {
                     eprintln!("stored result #{id} in {location}, as baseline {name:?}")
                 }
                 None => eprintln!("stored result #{id} in {location}"),
@@ -139,6 +143,36 @@ impl FailOnArgs {
     /// verdict is in the list, or FRAGILE is and a build is fragile (each
     /// named on stderr).
     pub fn exit_code(&self, code: i32, verdicts: &[Verdict]) -> i32 {
+        let (list, hits) = self.hits(verdicts);
+        if code != super::exit::OK || hits.is_empty() {
+            return code;
+        }
+        eprintln!(
+            "--fail-on {}: {}",
+            list.join(",").to_lowercase(),
+            hits.join("; ")
+        );
+        super::exit::FAIL_ON
+    }
+
+    /// `code` whatever the verdicts, for verdicts on a stored baseline's runs
+    /// against another session's (docs/methodology.md §13): drift between
+    /// sessions can make any of them, so none fails the command; one line
+    /// names those that would have.
+    pub fn not_applied(&self, code: i32, verdicts: &[Verdict]) -> i32 {
+        let (list, hits) = self.hits(verdicts);
+        if !hits.is_empty() {
+            eprintln!(
+                "--fail-on {}: not applied to stored runs from another session (not interleaved, so drift could have made it): {}",
+                list.join(",").to_lowercase(),
+                hits.join("; ")
+            );
+        }
+        code
+    }
+
+    /// The verdicts asked for, and the given verdicts that are among them, named.
+    fn hits(&self, verdicts: &[Verdict]) -> (Vec<String>, Vec<String>) {
         let list = self.verdicts().unwrap_or_default();
         let fragile = list.iter().any(|v| v == "FRAGILE");
         let hits: Vec<String> = verdicts
@@ -159,15 +193,7 @@ impl FailOnArgs {
                 verdict.into_iter().chain(fragility)
             })
             .collect();
-        if code != super::exit::OK || hits.is_empty() {
-            return code;
-        }
-        eprintln!(
-            "--fail-on {}: {}",
-            list.join(",").to_lowercase(),
-            hits.join("; ")
-        );
-        super::exit::FAIL_ON
+        (list, hits)
     }
 }
 
@@ -202,6 +228,8 @@ mod tests {
         assert_eq!(args.exit_code(0, &[verdict("SAME"), verdict("UNKNOWN")]), 6);
         // A failed run keeps its own code.
         assert_eq!(args.exit_code(3, &[verdict("SLOWER")]), 3);
+        // Stored runs against another session's: never fired.
+        assert_eq!(args.not_applied(0, &[verdict("SLOWER")]), 0);
         // FRAGILE fails on a fragile build whatever its verdict, and only
         // when asked.
         let mut fragile_same = verdict("SAME");

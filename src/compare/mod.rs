@@ -403,6 +403,62 @@ pub enum Note {
     /// Every run had an environment variable of random length (`run::JITTER_VARIABLE`,
     /// 0 to `max_bytes` bytes), recorded per run.
     EnvironmentJitter { max_bytes: usize },
+    /// A is a stored baseline (`--baseline NAME`): which one, and how its
+    /// side was measured. The JSON document carries it as `baseline` too.
+    Baseline(BaselineUse),
+}
+
+/// `compare --baseline NAME` or `analyze --baseline NAME`: the stored
+/// baseline that is side A, and which mode measured it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaselineUse {
+    pub name: String,
+    /// The result that saved it, when, and on which commit.
+    pub experiment: i64,
+    pub saved_unix: i64,
+    pub commit: Option<String>,
+    #[serde(flatten)]
+    pub mode: BaselineMode,
+}
+
+/// How a baseline's side was measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum BaselineMode {
+    /// Its command run again now, interleaved with the candidate's in one
+    /// experiment: `program` is what ran as its program (the saved copy, or
+    /// the original while it still has the saved hash; None for `--shell`).
+    Interleaved { program: Option<String> },
+    /// Its stored runs against runs made in another session (`why` not
+    /// interleaved): the margin is widened by the drift allowed between
+    /// sessions, `(1 + margin)(1 + drift) − 1`, which is `margin`; `drift`
+    /// is the documented allowance, or the largest drift of the baseline's
+    /// own command over the `sessions` stored since it was saved.
+    Stored {
+        why: Fallback,
+        drift: f64,
+        sessions: usize,
+        margin: f64,
+    },
+}
+
+/// Why a baseline's side could not be run again now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "cause", content = "path", rename_all = "snake_case")]
+pub enum Fallback {
+    /// The candidate's values were imported (`analyze --baseline`).
+    Imported,
+    /// The baseline was saved without what re-running it needs (by an older
+    /// ghostbench, or its program could not be copied).
+    NotKept,
+    /// The saved copy of its program is gone.
+    CopyGone(String),
+    /// The saved copy of its program no longer has its hash.
+    CopyChanged(String),
+    /// A file its command names is gone.
+    FileGone(String),
+    /// A file its command names changed since it was saved.
+    FileChanged(String),
 }
 
 /// What the loop tells the caller as it goes (for a progress bar).

@@ -9,6 +9,7 @@
 //! binary knows is refused before anything is touched.
 
 pub mod context;
+pub mod copies;
 pub mod error;
 pub mod postgres;
 pub mod record;
@@ -102,6 +103,8 @@ pub struct Baseline {
     pub kernel: Option<String>,
     /// The measured (not warm-up) runs.
     pub runs: Vec<record::Run>,
+    /// What re-running it needs, when that was kept (`copies::Rerun`, JSON).
+    pub rerun: Option<String>,
 }
 
 /// One command's measured values of one metric in one experiment: a point of
@@ -165,12 +168,14 @@ impl Store {
         self.transaction(|db| insert(db, record))
     }
 
-    /// Store `record` and name its command `command` a baseline, in one transaction.
+    /// Store `record` and name its command `command` a baseline, with what
+    /// re-running it needs (`copies::Rerun` as JSON) when kept, in one transaction.
     pub fn save_with_baseline(
         &mut self,
         record: &Record,
         name: &str,
         command: usize,
+        rerun: Option<&str>,
     ) -> Result<i64, StoreError> {
         if command >= record.commands.len() {
             return Err(StoreError::Invalid(format!(
@@ -181,13 +186,14 @@ impl Store {
             let id = insert(db, record)?;
             db.execute("DELETE FROM baselines WHERE name = $1", &[Val::text(name)])?;
             db.execute(
-                "INSERT INTO baselines (name, experiment_id, command_idx, saved_unix) \
-                 VALUES ($1, $2, $3, $4)",
+                "INSERT INTO baselines (name, experiment_id, command_idx, saved_unix, rerun) \
+                 VALUES ($1, $2, $3, $4, $5)",
                 &[
                     Val::text(name),
                     Val::int(id),
                     Val::int(command as i64),
                     Val::int(record.created_unix),
+                    Val::Text(rerun.map(String::from)),
                 ],
             )?;
             Ok(id)
@@ -198,7 +204,7 @@ impl Store {
     pub fn baseline(&mut self, name: &str) -> Result<Option<Baseline>, StoreError> {
         let rows = self.db.query(
             "SELECT b.experiment_id, b.command_idx, e.created_unix, e.git_commit, e.cpu_model, \
-             e.kernel, c.name, c.template FROM baselines b \
+             e.kernel, c.name, c.template, b.rerun FROM baselines b \
              JOIN experiments e ON e.id = b.experiment_id \
              JOIN commands c ON c.experiment_id = b.experiment_id AND c.idx = b.command_idx \
              WHERE b.name = $1",
@@ -219,6 +225,7 @@ impl Store {
             name: next().into_string().unwrap_or_default(),
             template: next().into_string().unwrap_or_default(),
         };
+        let rerun = next().into_string();
         let runs = self
             .db
             .query(
@@ -250,6 +257,7 @@ impl Store {
             cpu_model,
             kernel,
             runs,
+            rerun,
         }))
     }
 

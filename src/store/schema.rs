@@ -7,7 +7,7 @@ use super::error::StoreError;
 use super::sql::{Backend, Val};
 
 /// The schema this binary writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`. `{id}` is the
 /// backend's auto-numbered key type. Types are the ones both databases
@@ -72,6 +72,8 @@ const MIGRATIONS: [&str; VERSION as usize] = [
     CREATE INDEX runs_by_experiment ON runs (experiment_id, metric);
     CREATE INDEX verdicts_by_experiment ON verdicts (experiment_id);
     CREATE INDEX experiments_by_time ON experiments (created_unix);",
+    // 2 → 3: what re-running a baseline needs (`copies::Rerun`, JSON).
+    "ALTER TABLE baselines ADD COLUMN rerun TEXT;",
 ];
 
 /// Bring the schema to [`VERSION`], or refuse a newer one. Runs in its own
@@ -209,7 +211,7 @@ mod tests {
             document: "{}".into(),
         };
         // Command 3 does not exist: the baseline is refused, nothing is stored.
-        assert!(store.save_with_baseline(&record, "b", 3).is_err());
+        assert!(store.save_with_baseline(&record, "b", 3, None).is_err());
         // Two commands with one index: the second insert fails inside the
         // transaction, and the experiment row goes with it.
         let mut twice = record.clone();

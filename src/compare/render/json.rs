@@ -6,7 +6,8 @@
 
 use super::{hint, prose};
 use crate::compare::{
-    Cause, CompareOptions, CompareReport, CounterReport, MetricReport, SimulationReport, Status,
+    BaselineUse, Cause, CompareOptions, CompareReport, CounterReport, MetricReport, Note,
+    SimulationReport, Status,
 };
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
@@ -40,6 +41,9 @@ pub struct Document<'a> {
     runs: &'a [RunRecord],
     #[serde(skip_serializing_if = "Option::is_none")]
     analyze: Option<&'a Imported>,
+    /// With `--baseline NAME`: the baseline and the mode that measured it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'a BaselineUse>,
 }
 
 /// One metric of the document.
@@ -89,6 +93,10 @@ pub fn document(report: &CompareReport) -> Document<'_> {
         elapsed_s: report.elapsed_s,
         runs: &report.runs,
         analyze: report.analyze.as_ref(),
+        baseline: report.notes.iter().find_map(|n| match n {
+            Note::Baseline(used) => Some(used),
+            _ => None,
+        }),
     }
 }
 

@@ -3,7 +3,9 @@
 //! summary, the settings, the process start and how the experiment ended. Each
 //! renderer lays these out its own way; the words are written once, here.
 
-use crate::compare::{CompareReport, Limit, MetricReport, Note, Progress, State};
+use crate::compare::{
+    BaselineMode, BaselineUse, CompareReport, Fallback, Limit, MetricReport, Note, Progress, State,
+};
 use crate::report::units::{ratio, significant, trimmed, value};
 use crate::run::command::CommandSpec;
 use crate::run::metric::Unit;
@@ -298,6 +300,67 @@ pub fn note(note: &Note) -> String {
             "environment jitter: {} of 0–{max_bytes} bytes per run, recorded per run",
             crate::run::JITTER_VARIABLE
         ),
+        Note::Baseline(used) => baseline(used),
+    }
+}
+
+/// "baseline main: interleaved now, …" or "baseline main: stored runs from
+/// DATE, not interleaved (why), …".
+pub fn baseline(used: &BaselineUse) -> String {
+    let saved = format!(
+        "result #{}, {}{}",
+        used.experiment,
+        crate::report::units::utc(used.saved_unix),
+        used.commit
+            .as_deref()
+            .map(|c| format!(", commit {}", &c[..c.len().min(10)]))
+            .unwrap_or_default()
+    );
+    match &used.mode {
+        BaselineMode::Interleaved { program } => format!(
+            "baseline {}: interleaved now: its command ran again in this experiment{} ({saved}), so drift between sessions cannot pass for an effect",
+            used.name,
+            program
+                .as_deref()
+                .map(|p| format!(", as {p}"))
+                .unwrap_or_default()
+        ),
+        BaselineMode::Stored {
+            why,
+            drift,
+            sessions,
+            margin,
+        } => format!(
+            "baseline {}: stored runs from {}, not interleaved ({}): drift between sessions is allowed for by widening the margin by ±{}% ({}) to ±{}%, and no verdict here fails --fail-on",
+            used.name,
+            saved,
+            fallback(why),
+            trimmed(drift * 100.0),
+            match sessions {
+                0 => "the documented allowance".to_string(),
+                n => format!(
+                    "the larger of the documented allowance and its own runs' drift over {n} later session{}",
+                    if *n == 1 { "" } else { "s" }
+                ),
+            },
+            trimmed(margin * 100.0)
+        ),
+    }
+}
+
+/// Why a baseline was not run again now, in words.
+pub fn fallback(why: &Fallback) -> String {
+    match why {
+        Fallback::Imported => "the other side's values were imported".into(),
+        Fallback::NotKept => "it was saved without a copy of its program to run again".into(),
+        Fallback::CopyGone(path) => format!("the saved copy of its program, {path}, is gone"),
+        Fallback::CopyChanged(path) => {
+            format!("the saved copy of its program, {path}, no longer has its hash")
+        }
+        Fallback::FileGone(path) => format!("{path}, named in its command, is gone"),
+        Fallback::FileChanged(path) => {
+            format!("{path}, named in its command, changed since it was saved")
+        }
     }
 }
 
