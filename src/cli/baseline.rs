@@ -140,7 +140,7 @@ pub fn compare(
     };
     let analyze = AnalyzeOptions {
         files: Vec::new(),
-        higher_is_better: options.higher_is_better,
+        higher_is_better: options.higher_is_better.clone(),
         margin: Some(options.margin),
         alpha: Some(options.alpha),
         estimator: None,

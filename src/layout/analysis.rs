@@ -45,6 +45,7 @@ pub fn analyze_at(
     let default_confidence = 1.0 - options.alpha / comparisons as f64;
     let mut rows = Vec::new();
     for (metric, unit) in metric_names {
+        let direction = options.higher_is_better.direction(metric, *unit);
         // values[build][variant] = runs
         let values: Vec<Vec<Vec<f64>>> = (0..options.builds.len())
             .map(|b| {
@@ -74,6 +75,7 @@ pub fn analyze_at(
             let comparison = (b > 0).then(|| {
                 compare(
                     options,
+                    direction.higher_is_better(),
                     &values[0],
                     &values[b],
                     (default_confidence, confidence),
@@ -83,6 +85,7 @@ pub fn analyze_at(
                 build: build.name.clone(),
                 metric: metric.clone(),
                 unit: *unit,
+                direction,
                 default_value: estimates.first().map_or(f64::NAN, |e| e.estimate),
                 spread_cv: spread,
                 variants: estimates,
@@ -96,6 +99,7 @@ pub fn analyze_at(
 /// One build against the baseline: default layout, controlled, verdict.
 fn compare(
     options: &LayoutOptions,
+    higher_is_better: bool,
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     (default_confidence, confidence): (f64, f64),
@@ -113,7 +117,7 @@ fn compare(
         options.estimator,
         (default_confidence, confidence),
         options.margin,
-        options.higher_is_better,
+        higher_is_better,
     );
     let default_ratio = default_ratio.map(|(estimate, low, high)| RatioInterval {
         estimate,
@@ -124,8 +128,8 @@ fn compare(
     // "Reverses" only when the opposite direction is itself significant.
     let reverses = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
         && matches!((default_ratio, controlled), (Some(d), Some(c)) if (d.estimate - 1.0) * (c.estimate - 1.0) < 0.0);
-    let undecided =
-        (verdict == Verdict::Unknown).then(|| diagnose(options, a, b, controlled, confidence));
+    let undecided = (verdict == Verdict::Unknown)
+        .then(|| diagnose(options, higher_is_better, a, b, controlled, confidence));
     Comparison {
         default_ratio,
         default_verdict,
@@ -142,6 +146,7 @@ fn compare(
 /// Why an UNKNOWN across layouts, from the data.
 pub fn diagnose(
     options: &LayoutOptions,
+    higher_is_better: bool,
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     controlled: Option<LayoutRatio>,
@@ -153,7 +158,7 @@ pub fn diagnose(
     let margin = options.margin;
     // Wild runs: far from their variant's median, against the pooled run
     // noise of both builds.
-    let hib = options.higher_is_better;
+    let hib = higher_is_better;
     let wild = wild_runs(a, b, hib);
     if wild.runs > 0 {
         let clean = |side: &[Vec<f64>]| -> Vec<Vec<f64>> {

@@ -172,6 +172,7 @@ pub fn run(
             .push(Note::Auto(auto_outcome(&report, options)));
     }
     report.notes.push(Note::EnvironmentJitter);
+    report.notes.extend(unapplied(options, &report.matrix));
     let metrics = report.matrix.len() / options.builds.len();
     let comparisons = comparisons(metrics, options.builds.len());
     if comparisons > 1 {
@@ -466,12 +467,27 @@ fn run_rounds(
     }
 }
 
-/// Every run must yield the metrics the first run yielded.
+/// Every run must yield the metrics the first run yielded, and a measured
+/// run values above 0 (a ratio's log needs them; a 0 would drop its layout
+/// from the analysis without a word).
 fn check_metrics(
     names: &mut Vec<(String, Unit)>,
     record: &crate::run::RunRecord,
     command: &str,
 ) -> Result<(), RunFailure> {
+    if let Some(v) = record
+        .values
+        .iter()
+        .find(|v| !record.warmup && v.value <= 0.0)
+    {
+        return Err(RunFailure::new(
+            command,
+            RunError::Metric(format!(
+                "metric {:?} is {} in this run: layout compares ratios B/A across layouts, which need values above 0",
+                v.name, v.value
+            )),
+        ));
+    }
     if names.is_empty() {
         *names = record
             .values
@@ -492,6 +508,17 @@ fn check_metrics(
     Ok(())
 }
 
+/// The note on `--higher-is-better` for the matrix's metrics, if any.
+pub fn unapplied(options: &LayoutOptions, matrix: &[super::MatrixRow]) -> Option<Note> {
+    let mut metrics: Vec<(String, Unit)> = Vec::new();
+    for row in matrix {
+        if !metrics.iter().any(|(m, _)| *m == row.metric) {
+            metrics.push((row.metric.clone(), row.unit));
+        }
+    }
+    crate::compare::Unapplied::of(&options.higher_is_better, &metrics).map(Note::Unapplied)
+}
+
 fn failed(failure: RunFailure) -> Status {
     Status::from_failure(failure, State::Interrupted, State::RunFailed)
 }
@@ -501,7 +528,7 @@ fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
     Settings {
         run_template: o.run_template.clone(),
         metrics: o.metrics.iter().map(|m| m.label()).collect(),
-        higher_is_better: o.higher_is_better,
+        higher_is_better: o.higher_is_better.clone(),
         layouts: o.layouts,
         max_layouts: o.max_layouts,
         rounds: o.rounds,

@@ -25,7 +25,7 @@ pub mod shard_run;
 pub mod variants;
 
 use crate::run::environment::Environment;
-use crate::run::metric::{MetricSpec, Unit};
+use crate::run::metric::{Direction, HigherIsBetter, MetricSpec, Unit};
 use crate::run::RunRecord;
 use crate::stats::hierarchical::{Estimator, LayoutRatio};
 use crate::stats::verdict::Verdict;
@@ -73,7 +73,9 @@ pub struct LayoutOptions {
     pub builds: Vec<BuildSpec>,
     pub run_template: String,
     pub metrics: Vec<MetricSpec>,
-    pub higher_is_better: bool,
+    /// `--higher-is-better`: which metrics are throughputs (each row's own
+    /// direction is in [`MatrixRow::direction`]).
+    pub higher_is_better: HigherIsBetter,
     /// Layout variants per build, including the default layout (seed 0): the
     /// fixed count, or with `max_layouts` the first batch.
     pub layouts: usize,
@@ -129,7 +131,7 @@ impl Default for LayoutOptions {
             builds: Vec::new(),
             run_template: "{out}".into(),
             metrics: vec![MetricSpec::Wall],
-            higher_is_better: false,
+            higher_is_better: HigherIsBetter::Off,
             layouts: 8,
             max_layouts: Some(32),
             rounds: 5,
@@ -180,7 +182,7 @@ pub type Status = crate::run::Status<State>;
 pub struct Settings {
     pub run_template: String,
     pub metrics: Vec<String>,
-    pub higher_is_better: bool,
+    pub higher_is_better: HigherIsBetter,
     /// Variants built (all looks); the first batch before the experiment ends.
     pub layouts: usize,
     /// `--layouts auto`: the most variants it may add up to; absent for a fixed count.
@@ -287,6 +289,8 @@ pub struct MatrixRow {
     pub build: String,
     pub metric: String,
     pub unit: Unit,
+    /// Which way is better on this metric (a cost is always lower).
+    pub direction: Direction,
     /// The estimate at the default layout (variant 0).
     pub default_value: f64,
     /// Coefficient of variation of the per-variant estimates.
@@ -351,6 +355,8 @@ pub enum Note {
     Auto(AutoOutcome),
     /// Every run had the environment jitter of `run::JITTER_VARIABLE`.
     EnvironmentJitter,
+    /// `--higher-is-better` was given, and some metrics it did not turn around.
+    Unapplied(crate::compare::Unapplied),
     /// Bonferroni over `comparisons` (metrics × builds): every interval is at
     /// `confidence`; `split_over_looks` when α was split over the looks too.
     Bonferroni {

@@ -83,7 +83,7 @@ pub fn sentence(m: &MetricReport, [a, b]: [&str; 2], margin: f64) -> String {
         ratio(m.ci_low),
         ratio(m.ci_high)
     );
-    let change = describe_change(m.ratio, m.higher_is_better);
+    let change = describe_change(m.ratio, m.direction.higher_is_better());
     let margin_pct = percent(margin);
     match m.verdict {
         Verdict::Faster | Verdict::Slower => format!("{b} is {change} than {a} on {metric}: {ci}"),
@@ -298,7 +298,42 @@ pub fn note(note: &Note) -> String {
             "environment jitter: {} of 0–{max_bytes} bytes per run, recorded per run",
             crate::run::JITTER_VARIABLE
         ),
+        Note::Unapplied(u) => unapplied(u),
+        Note::NonPositive {
+            metric,
+            a,
+            b,
+            difference_scale,
+        } => non_positive(metric, *a, *b, *difference_scale),
     }
+}
+
+/// The words of [`Unapplied`](crate::compare::Unapplied), for every verb.
+pub fn unapplied(u: &crate::compare::Unapplied) -> String {
+    let mut parts = Vec::new();
+    if !u.costs.is_empty() {
+        parts.push(format!(
+            "--higher-is-better does not apply to {}: time, memory and counters are costs, lower is better",
+            u.costs.join(", ")
+        ));
+    }
+    if !u.unknown.is_empty() {
+        parts.push(format!(
+            "--higher-is-better names {}, which no metric is called",
+            u.unknown.join(", ")
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The words of a metric's values ≤ 0, for every verb that allows them.
+pub fn non_positive(metric: &str, a: usize, b: usize, difference_scale: bool) -> String {
+    let how = if difference_scale {
+        "a ratio has no log scale there, so its interval is of the difference B − A relative to A's median"
+    } else {
+        "a ratio has no log scale there and A's median is not above 0, so it has no interval"
+    };
+    format!("{metric} has values ≤ 0 ({a} runs of A, {b} of B): {how}")
 }
 
 /// Every note in words, in the report's order.
@@ -316,8 +351,14 @@ pub fn settings(report: &CompareReport) -> String {
         percent(s.margin),
         trimmed(s.alpha)
     );
-    if s.higher_is_better {
-        text.push_str(", higher is better");
+    let higher: Vec<&str> = report
+        .metrics
+        .iter()
+        .filter(|m| m.direction.higher_is_better())
+        .map(|m| m.name.as_str())
+        .collect();
+    if !higher.is_empty() {
+        text.push_str(&format!(", higher is better on {}", higher.join(", ")));
     }
     match &report.analyze {
         Some(imported) => {
@@ -439,7 +480,11 @@ mod tests {
         MetricReport {
             name: "wall".into(),
             unit: Unit::Seconds,
-            higher_is_better: hib,
+            direction: if hib {
+                crate::run::metric::Direction::Higher
+            } else {
+                crate::run::metric::Direction::Lower
+            },
             spawn_corrected: false,
             runs: [20, 20],
             a: None,

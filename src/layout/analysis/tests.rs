@@ -158,7 +158,7 @@ fn wild_runs_that_hide_an_effect_are_the_named_cause() {
         Verdict::Unknown,
         "{c:?}"
     );
-    match diagnose(&o, &a, &b, Some(c), 0.95) {
+    match diagnose(&o, false, &a, &b, Some(c), 0.95) {
         Undecided::RunOutliers {
             runs, of, variants, ..
         } => {

@@ -13,7 +13,7 @@ use crate::layout::{
     Undecided, VariantValue,
 };
 use crate::run::environment::Environment;
-use crate::run::metric::Unit;
+use crate::run::metric::{Direction, Unit};
 use crate::run::Imported;
 use crate::stats::hierarchical::LayoutRatio;
 use crate::stats::verdict::Verdict;
@@ -51,6 +51,8 @@ struct Row<'a> {
     build: &'a str,
     metric: &'a str,
     unit: Unit,
+    /// `lower` or `higher`: which way is better on this metric.
+    direction: Direction,
     default_value: f64,
     spread_cv: f64,
     variants: &'a [VariantValue],
@@ -105,6 +107,7 @@ fn row<'a>(report: &LayoutReport, row: &'a MatrixRow) -> Row<'a> {
         build: &row.build,
         metric: &row.metric,
         unit: row.unit,
+        direction: row.direction,
         default_value: row.default_value,
         spread_cv: row.spread_cv,
         variants: &row.variants,

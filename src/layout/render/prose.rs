@@ -43,7 +43,7 @@ pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Compariso
         c,
         (report.builds[0].name.as_str(), row.build.as_str()),
         report.settings.margin,
-        report.settings.higher_is_better,
+        row.direction.higher_is_better(),
     )
 }
 
@@ -206,6 +206,7 @@ pub fn note(note: &Note) -> String {
             }
         ),
         Note::ExplainSkipped => "--explain skipped: interrupted".to_string(),
+        Note::Unapplied(u) => crate::compare::render::prose::unapplied(u),
         Note::MaxTimeInBatch {
             max_time_s,
             rounds_done,

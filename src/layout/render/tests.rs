@@ -170,6 +170,7 @@ fn row(build: &str, value: f64, comparison: Option<Comparison>) -> MatrixRow {
         build: build.into(),
         metric: "wall".into(),
         unit: Unit::Seconds,
+        direction: crate::run::metric::Direction::Lower,
         default_value: value,
         spread_cv: 0.031,
         variants: (0..8)
@@ -244,7 +245,7 @@ fn report() -> LayoutReport {
         settings: Settings {
             run_template: "{out} --iterations 9".into(),
             metrics: vec!["wall".into()],
-            higher_is_better: false,
+            higher_is_better: crate::run::metric::HigherIsBetter::Off,
             layouts: 9,
             max_layouts: Some(32),
             rounds: 5,
