@@ -4,7 +4,8 @@
 //! Facts only: `render::prose` words the verdict sentence and the hint.
 
 use super::{
-    Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, Undecided, VariantValue,
+    Comparison, LayoutOptions, LayoutRun, MatrixRow, NoDefaultInterval, RatioInterval, Undecided,
+    VariantValue,
 };
 use crate::run::metric::Unit;
 use crate::stats::descriptive::median;
@@ -128,6 +129,9 @@ fn compare(
     // "Reverses" only when the opposite direction is itself significant.
     let reverses = matches!(controlled_verdict, Verdict::Faster | Verdict::Slower)
         && matches!((default_ratio, controlled), (Some(d), Some(c)) if (d.estimate - 1.0) * (c.estimate - 1.0) < 0.0);
+    let no_default_interval = default_ratio
+        .is_none()
+        .then(|| no_default_interval(a.first(), b.first()));
     let undecided = (verdict == Verdict::Unknown)
         .then(|| diagnose(options, higher_is_better, a, b, controlled, confidence));
     Comparison {
@@ -140,6 +144,25 @@ fn compare(
         artifact_share,
         reverses,
         undecided,
+        no_default_interval,
+    }
+}
+
+/// Why the default layout's runs (`a0`, `b0`) gave no interval.
+fn no_default_interval(a0: Option<&Vec<f64>>, b0: Option<&Vec<f64>>) -> NoDefaultInterval {
+    let (a0, b0) = (
+        a0.map_or(&[][..], Vec::as_slice),
+        b0.map_or(&[][..], Vec::as_slice),
+    );
+    if a0.len() < 2 || b0.len() < 2 {
+        NoDefaultInterval::TooFewRuns {
+            a: a0.len(),
+            b: b0.len(),
+        }
+    } else if a0.iter().chain(b0).any(|&v| v <= 0.0) {
+        NoDefaultInterval::NonPositive
+    } else {
+        NoDefaultInterval::Undefined
     }
 }
 

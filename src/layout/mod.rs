@@ -242,6 +242,23 @@ pub struct Comparison {
     pub reverses: bool,
     /// For UNKNOWN: why, from the data.
     pub undecided: Option<Undecided>,
+    /// Why the default layout has no interval (`default_ratio` is None), so
+    /// its verdict is UNKNOWN and ARTIFACT cannot be called.
+    pub no_default_interval: Option<NoDefaultInterval>,
+}
+
+/// Why the default layout's runs gave no interval (facts; `render::prose`
+/// words them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum NoDefaultInterval {
+    /// Fewer than 2 measured runs of a build there (`a` of the baseline,
+    /// `b` of the build): Yuen's interval needs 2 of each.
+    TooFewRuns { a: usize, b: usize },
+    /// A value there is 0 or below, so the ratio has no log scale.
+    NonPositive,
+    /// The runs were there, but the interval came out infinite or undefined.
+    Undefined,
 }
 
 /// Why a comparison stayed UNKNOWN, from the data (facts; `render::prose`

@@ -20,7 +20,9 @@ pub mod label {
     pub const WARNING: &str = "warning:";
     pub const SETTINGS: &str = "settings:";
     /// The table of metrics (its first cells are `cells::compare_cells`).
-    pub const TABLE: [&str; 6] = ["metric", "A median", "B median", "B/A", "change", "verdict"];
+    pub const TABLE: [&str; 6] = [
+        "metric", "A median", "B median", "B/A (HL)", "change", "verdict",
+    ];
     /// A side's summary.
     pub const SUMMARY: [&str; 6] = ["median", "mean", "CV", "MAD", "range", "outliers"];
     pub const COUNTERS: &str = "counter";
@@ -338,7 +340,41 @@ pub fn non_positive(metric: &str, a: usize, b: usize, difference_scale: bool) ->
 
 /// Every note in words, in the report's order.
 pub fn notes(report: &CompareReport) -> Vec<String> {
-    report.notes.iter().map(note).collect()
+    report
+        .notes
+        .iter()
+        .map(note)
+        .chain(ratio_legend(report))
+        .collect()
+}
+
+/// The table's B/A is the Hodges–Lehmann ratio (the verdict's estimate),
+/// not the ratio of the two medians beside it. Where those differ by half a
+/// point or more, the words that say which is which and give the other.
+pub fn ratio_legend(report: &CompareReport) -> Option<String> {
+    let differing: Vec<String> = report
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            let (a, b) = (m.a.as_ref()?.median, m.b.as_ref()?.median);
+            let medians = b / a;
+            let apart = (medians - m.ratio).abs() >= 0.005;
+            (a > 0.0 && medians.is_finite() && m.ratio.is_finite() && apart).then(|| {
+                format!(
+                    "{} {} ({})",
+                    m.name,
+                    ratio(medians),
+                    crate::report::units::ratio_change(medians)
+                )
+            })
+        })
+        .collect();
+    (!differing.is_empty()).then(|| {
+        format!(
+            "B/A (HL) is the Hodges–Lehmann ratio (the median of B/A over all pairs of runs), which the verdict and its CI rest on; the ratio of the two medians differs: {}",
+            differing.join(", ")
+        )
+    })
 }
 
 /// "settings: margin ±1%, α 0.05, ABBA order, seed 1; CPU …", or for data

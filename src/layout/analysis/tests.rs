@@ -34,7 +34,7 @@ fn compare_ratios(ratios: &[f64], margin: f64) -> Comparison {
         .enumerate()
         .map(|(i, r)| runs((1.0 + 0.01 * i as f64) * r))
         .collect();
-    compare(&options(margin), &a, &b, (0.95, 0.95))
+    compare(&options(margin), false, &a, &b, (0.95, 0.95))
 }
 
 fn close(x: f64, y: f64, tol: f64) -> bool {
@@ -183,7 +183,7 @@ fn the_intervals_do_not_depend_on_the_seed() {
     let bounds = |seed: u64| {
         let mut o = options(0.01);
         o.seed = seed;
-        let c = compare(&o, &a, &b, (0.99, 0.99));
+        let c = compare(&o, false, &a, &b, (0.99, 0.99));
         let (d, r) = (c.default_ratio.unwrap(), c.controlled.unwrap());
         [d.low, d.high, r.low, r.high]
     };

@@ -9,8 +9,8 @@ use crate::layout::explanation::Explain;
 use crate::layout::merged::Merged;
 use crate::layout::variants::{SourceStatus, Variant};
 use crate::layout::{
-    BuildSpec, LayoutReport, LayoutRun, Look, MatrixRow, RatioInterval, Settings, Status, Timing,
-    Undecided, VariantValue,
+    BuildSpec, LayoutReport, LayoutRun, Look, MatrixRow, NoDefaultInterval, RatioInterval,
+    Settings, Status, Timing, Undecided, VariantValue,
 };
 use crate::run::environment::Environment;
 use crate::run::metric::{Direction, Unit};
@@ -75,6 +75,9 @@ struct ComparisonDoc<'a> {
     sentence: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     undecided: Option<&'a Undecided>,
+    /// Why the default layout has no interval, when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_default_interval: Option<NoDefaultInterval>,
     hint: Option<String>,
 }
 
@@ -122,6 +125,7 @@ fn row<'a>(report: &LayoutReport, row: &'a MatrixRow) -> Row<'a> {
             artifact_share: c.artifact_share,
             sentence: prose::comparison_sentence(report, row, c),
             undecided: c.undecided.as_ref(),
+            no_default_interval: c.no_default_interval,
             hint: prose::comparison_hint(report, c),
         }),
     }

@@ -259,7 +259,44 @@ fn signed_percent(x: f64) -> String {
 pub fn notes(report: &LayoutReport) -> Vec<String> {
     let mut lines = report.shards.as_ref().map(shard_lines).unwrap_or_default();
     lines.extend(report.notes.iter().map(note));
+    lines.extend(no_default_interval_lines(report));
     lines
+}
+
+/// One line per cause of a default layout without an interval, naming the
+/// comparisons it holds for: their ARTIFACT test could not be made.
+pub fn no_default_interval_lines(report: &LayoutReport) -> Vec<String> {
+    let mut causes: Vec<(crate::layout::NoDefaultInterval, Vec<String>)> = Vec::new();
+    for row in &report.matrix {
+        let Some(cause) = row.comparison.as_ref().and_then(|c| c.no_default_interval) else {
+            continue;
+        };
+        match causes.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, subjects)) => subjects.push(subject(row)),
+            None => causes.push((cause, vec![subject(row)])),
+        }
+    }
+    causes
+        .into_iter()
+        .map(|(cause, subjects)| {
+            let why = match cause {
+                crate::layout::NoDefaultInterval::TooFewRuns { a, b } => format!(
+                    "the default layout has {a} measured run{} of the baseline and {b} of the build, and its interval needs 2 of each (2 or more rounds)",
+                    if a == 1 { "" } else { "s" }
+                ),
+                crate::layout::NoDefaultInterval::NonPositive => {
+                    "a value at the default layout is 0 or below, where a ratio has no log scale".to_string()
+                }
+                crate::layout::NoDefaultInterval::Undefined => {
+                    "the default layout's runs give an infinite or undefined interval".to_string()
+                }
+            };
+            format!(
+                "no default-layout interval for {}: {why}; so its verdict is UNKNOWN and ARTIFACT cannot be called",
+                subjects.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// A merge's lines: each shard problem, each comparison's per-model

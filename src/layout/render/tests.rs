@@ -46,6 +46,7 @@ fn comparison(verdict: Verdict, default: f64, controlled: LayoutRatio) -> Compar
         artifact_share: None,
         reverses: false,
         undecided: None,
+        no_default_interval: None,
     }
 }
 
