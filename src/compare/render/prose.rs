@@ -3,6 +3,7 @@
 //! summary, the settings, the process start and how the experiment ended. Each
 //! renderer lays these out its own way; the words are written once, here.
 
+use super::notes::{non_positive, ratio_legend, unapplied};
 use crate::compare::{CompareReport, Limit, MetricReport, Note, Progress, State};
 use crate::report::units::{ratio, significant, trimmed, value};
 use crate::run::command::CommandSpec;
@@ -310,34 +311,6 @@ pub fn note(note: &Note) -> String {
     }
 }
 
-/// The words of [`Unapplied`](crate::compare::Unapplied), for every verb.
-pub fn unapplied(u: &crate::compare::Unapplied) -> String {
-    let mut parts = Vec::new();
-    if !u.costs.is_empty() {
-        parts.push(format!(
-            "--higher-is-better does not apply to {}: time, memory and counters are costs, lower is better",
-            u.costs.join(", ")
-        ));
-    }
-    if !u.unknown.is_empty() {
-        parts.push(format!(
-            "--higher-is-better names {}, which no metric is called",
-            u.unknown.join(", ")
-        ));
-    }
-    parts.join("; ")
-}
-
-/// The words of a metric's values ≤ 0, for every verb that allows them.
-pub fn non_positive(metric: &str, a: usize, b: usize, difference_scale: bool) -> String {
-    let how = if difference_scale {
-        "a ratio has no log scale there, so its interval is of the difference B − A relative to A's median"
-    } else {
-        "a ratio has no log scale there and A's median is not above 0, so it has no interval"
-    };
-    format!("{metric} has values ≤ 0 ({a} runs of A, {b} of B): {how}")
-}
-
 /// Every note in words, in the report's order.
 pub fn notes(report: &CompareReport) -> Vec<String> {
     report
@@ -346,35 +319,6 @@ pub fn notes(report: &CompareReport) -> Vec<String> {
         .map(note)
         .chain(ratio_legend(report))
         .collect()
-}
-
-/// The table's B/A is the Hodges–Lehmann ratio (the verdict's estimate),
-/// not the ratio of the two medians beside it. Where those differ by half a
-/// point or more, the words that say which is which and give the other.
-pub fn ratio_legend(report: &CompareReport) -> Option<String> {
-    let differing: Vec<String> = report
-        .metrics
-        .iter()
-        .filter_map(|m| {
-            let (a, b) = (m.a.as_ref()?.median, m.b.as_ref()?.median);
-            let medians = b / a;
-            let apart = (medians - m.ratio).abs() >= 0.005;
-            (a > 0.0 && medians.is_finite() && m.ratio.is_finite() && apart).then(|| {
-                format!(
-                    "{} {} ({})",
-                    m.name,
-                    ratio(medians),
-                    crate::report::units::ratio_change(medians)
-                )
-            })
-        })
-        .collect();
-    (!differing.is_empty()).then(|| {
-        format!(
-            "B/A (HL) is the Hodges–Lehmann ratio (the median of B/A over all pairs of runs), which the verdict and its CI rest on; the ratio of the two medians differs: {}",
-            differing.join(", ")
-        )
-    })
 }
 
 /// "settings: margin ±1%, α 0.05, ABBA order, seed 1; CPU …", or for data

@@ -206,7 +206,7 @@ pub fn note(note: &Note) -> String {
             }
         ),
         Note::ExplainSkipped => "--explain skipped: interrupted".to_string(),
-        Note::Unapplied(u) => crate::compare::render::prose::unapplied(u),
+        Note::Unapplied(u) => crate::compare::render::notes::unapplied(u),
         Note::MaxTimeInBatch {
             max_time_s,
             rounds_done,
