@@ -704,3 +704,33 @@ fn the_two_sample_report_says_which_ratio_is_which() {
         report["notes"]
     );
 }
+
+/// One value per name and layout: the default layout has no interval, so
+/// ARTIFACT cannot be called; the JSON says why and every format says so.
+#[test]
+fn one_run_per_cell_says_the_default_layout_has_no_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::from("name,layout,value\n");
+    for l in 0..5 {
+        rows += &format!("A,{l},{}\nB,{l},{}\n", 100 + l, 80 + l);
+    }
+    let csv = write(dir.path(), "cells.csv", &rows);
+    let (stdout, report) = analyze(dir.path(), &[csv.to_str().unwrap()]);
+    let row = report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["build"] == "B")
+        .unwrap();
+    let c = &row["comparison"];
+    assert_eq!(c["default_ratio"], Value::Null, "{c}");
+    assert_eq!(c["default_verdict"], "UNKNOWN", "{c}");
+    assert_eq!(
+        c["no_default_interval"],
+        serde_json::json!({"cause": "too_few_runs", "a": 1, "b": 1})
+    );
+    let note = "no default-layout interval for B value: the default layout has 1 measured run of the baseline and 1 of the build";
+    assert!(stdout.contains(note), "{stdout}");
+    assert!(stdout.contains("ARTIFACT cannot be called"), "{stdout}");
+    assert!(report["notes"].to_string().contains(note));
+}

@@ -1037,3 +1037,53 @@ fn higher_is_better_turns_only_the_throughput_across_layouts() {
         "{stdout}"
     );
 }
+
+/// A measured value of 0 stops the experiment with a one-line cause naming
+/// the metric (exit 3, the runs so far kept), instead of a layout silently
+/// dropped from the analysis.
+#[test]
+fn a_metric_value_of_0_stops_with_the_metric_named() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "placed.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    let out = ghostbench(dir.path())
+        .args([
+            "layout",
+            "--shell",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=70 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--run",
+            "{out} >/dev/null; echo cost 0",
+            "--metric",
+            PLACED_COST,
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8(out).unwrap();
+    let cause = "metric \"cost\" is 0 in this run: layout compares ratios B/A across layouts, which need values above 0";
+    assert!(stdout.contains(cause), "{stdout}");
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "run_failed");
+    assert!(report["status"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(cause));
+}
