@@ -374,6 +374,14 @@ pub enum Note {
     EnvironmentJitter,
     /// `--higher-is-better` was given, and some metrics it did not turn around.
     Unapplied(crate::compare::Unapplied),
+    /// `runs` of the `of` measured runs of `metric` (wall, user, sys or rss)
+    /// were 0, below its resolution; a layout whose estimate is 0 has no
+    /// log ratio and is left out of the across-layouts interval.
+    ZeroValues {
+        metric: String,
+        runs: usize,
+        of: usize,
+    },
     /// Bonferroni over `comparisons` (metrics × builds): every interval is at
     /// `confidence`; `split_over_looks` when α was split over the looks too.
     Bonferroni {

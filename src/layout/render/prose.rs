@@ -207,6 +207,9 @@ pub fn note(note: &Note) -> String {
         ),
         Note::ExplainSkipped => "--explain skipped: interrupted".to_string(),
         Note::Unapplied(u) => crate::compare::render::notes::unapplied(u),
+        Note::ZeroValues { metric, runs, of } => format!(
+            "{metric} was 0 in {runs} of {of} measured runs (below its resolution): a layout whose estimate is 0 has no ratio and is left out of the interval across layouts; longer runs avoid it"
+        ),
         Note::MaxTimeInBatch {
             max_time_s,
             rounds_done,
