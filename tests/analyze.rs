@@ -632,3 +632,175 @@ fn malformed_inputs_exit_1_with_one_line_naming_the_file_and_place() {
         "error: --alpha must be in (0, 1), got 2\n"
     );
 }
+
+/// Issue 22 item 4: B uses 23% less user time and does 30% more work (ops).
+/// Rounds interleave the two, so only the numbers decide.
+fn user_and_ops_csv(dir: &Path) -> PathBuf {
+    let mut rows = String::from("name,round,metric,value\n");
+    for i in 0..10 {
+        let user = 10.0 + 0.05 * i as f64;
+        let ops = 1000.0 + 3.0 * i as f64;
+        rows += &format!("A,{i},user,{user}\nB,{i},user,{}\n", user * 0.77);
+        rows += &format!("A,{i},ops,{ops}\nB,{i},ops,{}\n", ops * 1.3);
+    }
+    write(dir, "user-ops.csv", &rows)
+}
+
+fn metric_named<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name} in {report}"))
+}
+
+#[test]
+fn less_user_time_and_more_work_are_both_faster_with_higher_is_better() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = user_and_ops_csv(dir.path());
+    let csv = csv.to_str().unwrap();
+    // The bare flag turns the throughput only, and says it left user alone;
+    // =ops names it; the verdicts and directions are the same either way.
+    for flag in ["--higher-is-better", "--higher-is-better=ops"] {
+        let (stdout, report) = analyze(dir.path(), &[csv, flag]);
+        let user = metric_named(&report, "user");
+        let ops = metric_named(&report, "ops");
+        assert_eq!(user["verdict"], "FASTER", "{flag}: {user}");
+        assert_eq!(ops["verdict"], "FASTER", "{flag}: {ops}");
+        assert_eq!(user["direction"], "lower", "{flag}");
+        assert_eq!(ops["direction"], "higher", "{flag}");
+        assert!((user["ratio"].as_f64().unwrap() - 0.77).abs() < 1e-9);
+        assert!((ops["ratio"].as_f64().unwrap() - 1.3).abs() < 1e-9);
+        // 1/0.77 = 1.299: the speed-up, as every verdict sentence words it.
+        assert!(
+            stdout.contains("B is 29.9% faster than A on user"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("higher is better on ops"), "{stdout}");
+        let left_alone = stdout.contains("--higher-is-better does not apply to user");
+        assert_eq!(left_alone, flag == "--higher-is-better", "{flag}: {stdout}");
+    }
+    // Without the flag more work reads as more cost: SLOWER.
+    let (_, report) = analyze(dir.path(), &[csv]);
+    assert_eq!(metric_named(&report, "ops")["verdict"], "SLOWER");
+    assert_eq!(metric_named(&report, "ops")["direction"], "lower");
+    // A cost cannot be named, and a name no metric has is said.
+    fails(
+        dir.path(),
+        &[csv, "--higher-is-better=ops,user"],
+        "--higher-is-better=user: user is a cost",
+    );
+    let (stdout, _) = analyze(dir.path(), &[csv, "--higher-is-better=opz"]);
+    assert!(
+        stdout.contains("--higher-is-better names opz, which no metric is called"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_value_of_0_or_below_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "zero.csv", "name,value\na,1.5\nb,1.4\na,0\nb,1.3\n");
+    fails(
+        d,
+        &["zero.csv"],
+        "zero.csv:4: `value` is 0: analyze compares ratios B/A, which need values above 0",
+    );
+    write(
+        d,
+        "neg.csv",
+        "name,layout,value\na,0,1\nb,0,-2\na,1,1\nb,1,2\n",
+    );
+    fails(
+        d,
+        &["neg.csv"],
+        "neg.csv:3: `value` is -2: analyze compares ratios",
+    );
+    write(
+        d,
+        "zero.json",
+        r#"{"results": [{"command": "a", "times": [0.1, 0.0]}, {"command": "b", "times": [0.2]}]}"#,
+    );
+    fails(
+        d,
+        &["zero.json"],
+        "zero.json: results[0].times[1]: 0.0: analyze compares ratios",
+    );
+}
+
+/// Skewed data where the ratio of the medians (+2.9%) and the
+/// Hodges–Lehmann ratio the verdict rests on (+25%) differ: the
+/// table labels its B/A and a note gives the other, so they are never side
+/// by side unexplained.
+#[test]
+fn the_two_sample_report_says_which_ratio_is_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let a: [f64; 7] = [80.0, 85.0, 90.0, 100.0, 100.0, 100.0, 100.0];
+    let b: [f64; 7] = [100.0, 101.0, 102.9, 102.9, 130.0, 140.0, 150.0];
+    let mut rows = String::from("name,value\n");
+    for (x, y) in a.iter().zip(&b) {
+        rows += &format!("A,{x}\nB,{y}\n");
+    }
+    let csv = write(dir.path(), "skew.csv", &rows);
+    let (stdout, report) = analyze(dir.path(), &[csv.to_str().unwrap()]);
+    let m = &report["metrics"][0];
+    let (ma, mb) = (
+        m["a"]["median"].as_f64().unwrap(),
+        m["b"]["median"].as_f64().unwrap(),
+    );
+    assert!((mb / ma - 1.029).abs() < 1e-9, "{m}");
+    // All 49 pairs of logs: the median pair difference is the 25th of them,
+    // ln(100/80) (worked out independently of ghostbench).
+    let mut pairs: Vec<f64> = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| (y / x).ln()))
+        .collect();
+    pairs.sort_by(f64::total_cmp);
+    let hl = pairs[24].exp();
+    assert!((hl - 1.25).abs() < 1e-12, "{hl}");
+    assert!((m["ratio"].as_f64().unwrap() - hl).abs() < 1e-9, "{m}");
+    assert!(stdout.contains("B/A (HL)"), "{stdout}");
+    let note = "B/A (HL) is the Hodges–Lehmann ratio";
+    assert!(stdout.contains(note), "{stdout}");
+    assert!(
+        stdout.contains("the ratio of the two medians differs: value 1.029 (+2.9%)"),
+        "{stdout}"
+    );
+    assert!(
+        report["notes"].to_string().contains(note),
+        "{}",
+        report["notes"]
+    );
+}
+
+/// One value per name and layout: the default layout has no interval, so
+/// ARTIFACT cannot be called; the JSON says why and every format says so.
+#[test]
+fn one_run_per_cell_says_the_default_layout_has_no_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::from("name,layout,value\n");
+    for l in 0..5 {
+        rows += &format!("A,{l},{}\nB,{l},{}\n", 100 + l, 80 + l);
+    }
+    let csv = write(dir.path(), "cells.csv", &rows);
+    let (stdout, report) = analyze(dir.path(), &[csv.to_str().unwrap()]);
+    let row = report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["build"] == "B")
+        .unwrap();
+    let c = &row["comparison"];
+    assert_eq!(c["default_ratio"], Value::Null, "{c}");
+    assert_eq!(c["default_verdict"], "UNKNOWN", "{c}");
+    assert_eq!(
+        c["no_default_interval"],
+        serde_json::json!({"cause": "too_few_runs", "a": 1, "b": 1})
+    );
+    let note = "no default-layout interval for B value: the default layout has 1 measured run of the baseline and 1 of the build";
+    assert!(stdout.contains(note), "{stdout}");
+    assert!(stdout.contains("ARTIFACT cannot be called"), "{stdout}");
+    assert!(report["notes"].to_string().contains(note));
+}

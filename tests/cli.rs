@@ -266,6 +266,8 @@ fn help_lines(verb: &str) -> Vec<(String, String)> {
                 .map_or(line, |l| &l[3..]);
             let rest = line.strip_prefix("--")?;
             let (flag, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+            // `--higher-is-better[=<NAME>...]`: an optional value.
+            let flag = flag.split("[=").next().unwrap_or(flag);
             let rest = rest.trim_start();
             let help = if rest.starts_with('<') || rest.starts_with("[<") {
                 rest.split_once(' ').map_or("", |(_, h)| h)

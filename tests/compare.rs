@@ -854,3 +854,49 @@ fn setup_cleanup_input_and_ignore_failure_work_like_hyperfines() {
     );
     assert_eq!(read_json(&json)["runs"].as_array().unwrap().len(), 0);
 }
+
+/// Issue 22 item 4 through `compare`: the commands print a user time
+/// (`user`, a cost by its name) and a throughput (`ops`); B uses 23% less
+/// time and does 30% more work. With `--higher-is-better` both are FASTER,
+/// each metric carries its direction, and the note says `user` was left
+/// lower-is-better. The values are printed, so the verdicts are exact.
+#[test]
+fn higher_is_better_turns_the_throughput_and_leaves_user_time_a_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = ghostbench()
+        .args([
+            "compare",
+            "echo user 100 ops 1000",
+            "echo user 77 ops 1300",
+            "--metric",
+            r"regex:user (?P<user>[0-9]+) ops (?P<ops>[0-9]+)",
+            "--higher-is-better",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "6",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8(output).unwrap();
+    let report = read_json(&json);
+    for (name, direction) in [("user", "lower"), ("ops", "higher")] {
+        let m = metric(&report, name);
+        assert_eq!(m["verdict"], "FASTER", "{name}: {m}");
+        assert_eq!(m["direction"], direction, "{name}");
+    }
+    assert_eq!(report["settings"]["higher_is_better"], true);
+    assert!(
+        stdout.contains("--higher-is-better does not apply to user"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("higher is better on ops"), "{stdout}");
+}

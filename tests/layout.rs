@@ -973,3 +973,117 @@ fn explain_fails_soft_when_a_default_binary_is_not_elf() {
     // The matrix is still there.
     assert!(!report["matrix"].as_array().unwrap().is_empty());
 }
+
+/// Issue 22 item 4 through `layout`: placed.c's modelled cost read as
+/// `cycles` (a cost by its name) and a throughput `ops` = 2·10¹²/cost. B does
+/// 30% less work (WORK 70 against 100), so it costs 30% less and does 1/0.7
+/// as much: with `--higher-is-better` both rows are FASTER and carry their
+/// direction. No number here is a measured time.
+#[test]
+fn higher_is_better_turns_only_the_throughput_across_layouts() {
+    if !have_cc() {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "placed.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    let out = ghostbench(dir.path())
+        .args([
+            "layout",
+            "--shell",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=70 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--run",
+            "{out} | awk '/^cost/ { print \"cycles\", $2; printf \"ops %d\\n\", 2e12 / $2 }'",
+            "--metric",
+            r"regex:cycles (?P<cycles>[0-9]+)",
+            "--metric",
+            r"regex:ops (?P<ops>[0-9]+)",
+            "--higher-is-better",
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8(out).unwrap();
+    let report = read_json(&json);
+    for (metric, direction) in [("cycles", "lower"), ("ops", "higher")] {
+        let c = comparison(&report, "B", metric);
+        assert_eq!(c["verdict"], "FASTER", "{metric}: {c}");
+        let row = report["matrix"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["build"] == "B" && r["metric"] == metric)
+            .unwrap();
+        assert_eq!(row["direction"], direction, "{metric}");
+    }
+    assert!(
+        stdout.contains("--higher-is-better does not apply to cycles"),
+        "{stdout}"
+    );
+}
+
+/// A measured value of 0 stops the experiment with a one-line cause naming
+/// the metric (exit 3, the runs so far kept), instead of a layout silently
+/// dropped from the analysis.
+#[test]
+fn a_metric_value_of_0_stops_with_the_metric_named() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "placed.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    let out = ghostbench(dir.path())
+        .args([
+            "layout",
+            "--shell",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=70 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--run",
+            "{out} >/dev/null; echo cost 0",
+            "--metric",
+            PLACED_COST,
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--quiet",
+            "--color",
+            "never",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8(out).unwrap();
+    let cause = "metric \"cost\" is 0 in this run: layout compares ratios B/A across layouts, which need values above 0";
+    assert!(stdout.contains(cause), "{stdout}");
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "run_failed");
+    assert!(report["status"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(cause));
+}

@@ -90,6 +90,10 @@ const TESTS: &[(&str, StoreTest)] = &[
         "gate",
         the_baseline_gate_runs_the_baseline_again_and_ignores_drift,
     ),
+    (
+        "directions",
+        stored_and_reanalyzed_reports_keep_each_metrics_direction,
+    ),
 ];
 
 fn on_sqlite(test: StoreTest) {
@@ -126,6 +130,11 @@ fn sqlite_trend() {
 #[test]
 fn sqlite_gate() {
     on_sqlite(the_baseline_gate_runs_the_baseline_again_and_ignores_drift);
+}
+
+#[test]
+fn sqlite_directions() {
+    on_sqlite(stored_and_reanalyzed_reports_keep_each_metrics_direction);
 }
 
 #[test]
@@ -1135,4 +1144,104 @@ fn the_baseline_gate_runs_the_baseline_again_and_ignores_drift(dir: &Path, store
     assert_eq!(report["baseline"]["why"]["path"], "./same");
     assert!(text(&out.stderr).contains("./same, named in its command, changed"));
     assert_eq!(report["metrics"][0]["verdict"], "SLOWER");
+}
+
+/// Issue 22: a compare with `--higher-is-better` over a printed user time
+/// (a cost) and a throughput is stored; `history show` (re-rendered through
+/// `analyze` from the stored document) and `analyze` of the stored
+/// document give each metric the direction it was measured with, and the
+/// same verdicts.
+fn stored_and_reanalyzed_reports_keep_each_metrics_direction(dir: &Path, store: &str) {
+    let json = dir.join("directions.json");
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "compare",
+            "echo user 100 ops 1000",
+            "echo user 77 ops 1300",
+            "--metric",
+            r"regex:user (?P<user>[0-9]+) ops (?P<ops>[0-9]+)",
+            "--higher-is-better",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "6",
+            "--quiet",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let directions = |report: &serde_json::Value| -> Vec<(String, String, String)> {
+        report["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let s = |k: &str| m[k].as_str().unwrap_or_default().to_string();
+                (s("name"), s("direction"), s("verdict"))
+            })
+            .collect()
+    };
+    let want = vec![
+        (
+            "user".to_string(),
+            "lower".to_string(),
+            "FASTER".to_string(),
+        ),
+        (
+            "ops".to_string(),
+            "higher".to_string(),
+            "FASTER".to_string(),
+        ),
+    ];
+    assert_eq!(directions(&read_json(&json)), want);
+
+    let out = ghostbench(dir, store, &["history", "--limit", "1"]);
+    let listing = text(&out.stdout);
+    let id = listing
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let shown = dir.join("directions-shown.json");
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "history",
+            "show",
+            &id,
+            "--json",
+            shown.to_str().unwrap(),
+            "--color",
+            "never",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(directions(&read_json(&shown)), want);
+    let rerendered = text(&out.stdout);
+    assert_eq!(rerendered.matches("FASTER").count(), 4, "{rerendered}");
+    assert!(
+        rerendered.contains("higher is better on ops"),
+        "{rerendered}"
+    );
+
+    let again = dir.join("directions-again.json");
+    let out = ghostbench(
+        dir,
+        store,
+        &[
+            "analyze",
+            shown.to_str().unwrap(),
+            "--json",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(directions(&read_json(&again)), want);
 }

@@ -6,7 +6,7 @@ use super::input::Dataset;
 use super::rows::{interleaving, runs, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
-use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput};
+use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Unapplied};
 use crate::run::command::CommandSpec;
 use crate::run::{Imported, RunRecord, Status};
 use crate::stats::sequential::evaluate;
@@ -16,7 +16,7 @@ use std::time::Duration;
 pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed<CompareReport>> {
     let margin = options.margin.unwrap_or(DEFAULT_MARGIN);
     let alpha = options.alpha.unwrap_or(DEFAULT_ALPHA);
-    let hib = options.higher_is_better;
+    let hib = &options.higher_is_better;
     let candidates = data.names.len() - 1;
     let family = data.metrics.len() * candidates;
     let interval_alpha = alpha / family as f64;
@@ -38,17 +38,26 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                 .metrics
                 .iter()
                 .zip(&series)
-                .map(|((name, unit), [a, b])| MetricInput {
-                    name,
-                    unit: *unit,
-                    a,
-                    b,
-                    spawn_corrected: false,
-                    look: evaluate(a, b, interval_alpha, margin, hib),
-                    looks: 0,
+                .map(|((name, unit), [a, b])| {
+                    let direction = hib.direction(name, *unit);
+                    MetricInput {
+                        name,
+                        unit: *unit,
+                        direction,
+                        a,
+                        b,
+                        spawn_corrected: false,
+                        look: evaluate(a, b, interval_alpha, margin, direction.higher_is_better()),
+                        looks: 0,
+                    }
                 })
                 .collect();
-            let metrics = analysis::analyze(&inputs, margin, alpha, hib, options.seed);
+            let metrics = analysis::analyze(&inputs, margin, alpha, options.seed);
+            let value_notes: Vec<compare::Note> = Unapplied::of(hib, &data.metrics)
+                .map(compare::Note::Unapplied)
+                .into_iter()
+                .chain(analysis::non_positive(&inputs))
+                .collect();
             let runs: Vec<RunRecord> = runs(data)
                 .into_iter()
                 .filter(|r| r.name == 0 || r.name == candidate)
@@ -78,7 +87,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                 commands: commands.to_vec(),
                 settings: CompareOptions {
                     metrics: Vec::new(),
-                    higher_is_better: hib,
+                    higher_is_better: hib.clone(),
                     margin,
                     alpha,
                     warmup: 0,
@@ -103,7 +112,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                     rows: Vec::new(),
                 },
                 simulation: None,
-                notes: Vec::new(),
+                notes: value_notes,
                 elapsed_s: 0.0,
                 runs,
                 analyze: Some(Imported {

@@ -23,7 +23,7 @@ use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricI
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
-use crate::run::metric::MetricSpec;
+use crate::run::metric::{HigherIsBetter, MetricSpec, Unit};
 use crate::run::{Imported, RunRecord};
 use crate::stats::hierarchical::Estimator;
 use crate::stats::sequential::{evaluate, Look, Sequential, StoppingRule};
@@ -70,6 +70,51 @@ fn number(settings: &Value, file: &str, name: &str) -> Result<f64> {
         .with_context(|| format!("{file}: settings.{name}: missing or not a number"))
 }
 
+/// The directions a report stored: per metric in `rows` (compare's
+/// `metrics[]` by `name`, layout's `matrix[]` by `metric`; `direction`, or
+/// the older per-metric `higher_is_better`), as the flag naming the metrics
+/// it held higher-is-better; without them, its `settings.higher_is_better`.
+/// Also the names it held higher, to tell whether a re-analysis changed any.
+fn stored_directions(doc: &Value, rows: &str, key: &str) -> (HigherIsBetter, Vec<String>) {
+    let rows = doc.get(rows).and_then(Value::as_array);
+    let per_metric: Vec<(String, bool)> = rows
+        .into_iter()
+        .flatten()
+        .filter_map(|row| {
+            let name = row.get(key)?.as_str()?.to_string();
+            let higher = match row.get("direction").and_then(Value::as_str) {
+                Some(d) => d == "higher",
+                None => row.get("higher_is_better")?.as_bool()?,
+            };
+            Some((name, higher))
+        })
+        .collect();
+    if per_metric.is_empty() {
+        let flag =
+            HigherIsBetter::from_json(doc.get("settings").and_then(|s| s.get("higher_is_better")));
+        return (flag, Vec::new());
+    }
+    let mut higher: Vec<String> = Vec::new();
+    for (name, h) in per_metric {
+        if h && !higher.contains(&name) {
+            higher.push(name);
+        }
+    }
+    let flag = if higher.is_empty() {
+        HigherIsBetter::Off
+    } else {
+        HigherIsBetter::Named(higher.clone())
+    };
+    (flag, higher)
+}
+
+/// Whether `now` turns around other metrics among `names` than the report held higher.
+fn directions_changed(now: &HigherIsBetter, names: &[(String, Unit)], stored: &[String]) -> bool {
+    names
+        .iter()
+        .any(|(n, u)| now.direction(n, *u).higher_is_better() != stored.contains(n))
+}
+
 fn environment(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Environment> {
     Ok(optional(doc, file, "environment")?
         .unwrap_or_else(|| unknown_environment(&options.command_line)))
@@ -97,14 +142,11 @@ pub fn compare(
         .with_context(|| format!("{file}: missing field `settings`"))?;
     let old_margin = number(settings, file, "margin")?;
     let old_alpha = number(settings, file, "alpha")?;
-    let old_hib = settings
-        .get("higher_is_better")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let (old_hib, stored_higher) = stored_directions(doc, "metrics", "name");
     let margin = options.margin.unwrap_or(old_margin);
     let alpha = options.alpha.unwrap_or(old_alpha);
     check(margin, alpha).with_context(|| format!("{file}: settings"))?;
-    let hib = options.higher_is_better || old_hib;
+    let hib = options.higher_is_better.or(&old_hib);
     let min_runs = settings
         .get("min_runs")
         .and_then(Value::as_u64)
@@ -136,13 +178,18 @@ pub fn compare(
         })
         .collect();
     let sequential = imported.is_none();
+    let directions: Vec<bool> = names
+        .iter()
+        .map(|(n, u)| hib.direction(n, *u).higher_is_better())
+        .collect();
     let (looks, looks_spent) = if sequential {
-        replay(&series, alpha, margin, min_runs, hib)
+        replay(&series, alpha, margin, min_runs, &directions)
     } else {
         let per = alpha / names.len() as f64;
         let looks = series
             .iter()
-            .map(|[x, y]| evaluate(x, y, per, margin, hib))
+            .zip(&directions)
+            .map(|([x, y], &h)| evaluate(x, y, per, margin, h))
             .collect();
         (looks, 0)
     };
@@ -153,6 +200,7 @@ pub fn compare(
         .map(|(((name, unit), [x, y]), look)| MetricInput {
             name,
             unit: *unit,
+            direction: hib.direction(name, *unit),
             a: x,
             b: y,
             spawn_corrected: name == "wall" && corrected && spawn_overhead.is_some(),
@@ -164,14 +212,14 @@ pub fn compare(
         .get("seed")
         .and_then(Value::as_u64)
         .unwrap_or(options.seed);
-    let metrics = analysis::analyze(&inputs, margin, alpha, hib, seed);
+    let metrics = analysis::analyze(&inputs, margin, alpha, seed);
 
     let mut notes = vec![Note::Reanalysis(Reanalysis {
         file: file.to_string(),
         margin: (margin, old_margin),
         alpha: (alpha, old_alpha),
         estimator: None,
-        higher_is_better: hib != old_hib,
+        higher_is_better: directions_changed(&hib, &names, &stored_higher),
         interval: Some(if sequential {
             Interval::Replayed {
                 runs: [series[0][0].len(), series[0][1].len()],
@@ -303,14 +351,14 @@ fn replay(
     alpha: f64,
     margin: f64,
     min_runs: usize,
-    higher_is_better: bool,
+    higher_is_better: &[bool],
 ) -> (Vec<Look>, usize) {
     let mut sequential = Sequential::new(
         StoppingRule {
             alpha,
             margin,
             min_runs,
-            higher_is_better,
+            higher_is_better: higher_is_better.to_vec(),
         },
         series.len(),
     );
@@ -338,7 +386,8 @@ fn replay(
         // Too few runs for an interval: a point ratio, UNKNOWN.
         series
             .iter()
-            .map(|[a, b]| evaluate(a, b, 0.0, margin, higher_is_better))
+            .zip(higher_is_better)
+            .map(|([a, b], &h)| evaluate(a, b, 0.0, margin, h))
             .collect()
     };
     (looks, sequential.looks_spent())
@@ -374,11 +423,8 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
     let margin = options.margin.unwrap_or(old_margin);
     let alpha = options.alpha.unwrap_or(old_alpha);
     check(margin, alpha).with_context(|| format!("{file}: settings"))?;
-    let old_hib = settings
-        .get("higher_is_better")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let hib = options.higher_is_better || old_hib;
+    let (old_hib, stored_higher) = stored_directions(doc, "matrix", "metric");
+    let hib = options.higher_is_better.or(&old_hib);
     let old_estimator = match settings.get("estimator").and_then(Value::as_str) {
         Some("min") => Estimator::Min,
         Some("median") | None => Estimator::Median,
@@ -411,7 +457,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
             .unwrap_or_default()
             .to_string(),
         metrics: Vec::new(),
-        higher_is_better: hib,
+        higher_is_better: hib.clone(),
         layouts: seeds.len(),
         max_layouts: settings
             .get("max_layouts")
@@ -434,7 +480,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
         margin: (margin, old_margin),
         alpha: (alpha, old_alpha),
         estimator: Some((estimator, old_estimator)),
-        higher_is_better: hib != old_hib,
+        higher_is_better: directions_changed(&hib, &names, &stored_higher),
         interval: None,
     })];
     if share < 1.0 {

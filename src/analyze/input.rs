@@ -13,6 +13,10 @@ use std::path::Path;
 /// The columns a CSV may have; `name` and `value` are required.
 pub const COLUMNS: [&str; 5] = ["name", "value", "layout", "metric", "round"];
 
+/// Why a value ≤ 0 is refused: every analysis `analyze` makes is of a ratio
+/// B/A on the log scale, where such a value would be dropped or meaningless.
+const ABOVE_ZERO: &str = "analyze compares ratios B/A, which need values above 0 (shift a metric that can be 0 or negative, or give its positive counterpart)";
+
 /// The metric of a CSV without a `metric` column.
 pub const DEFAULT_METRIC: &str = "value";
 
@@ -234,6 +238,9 @@ fn hyperfine(file: &str, doc: &Value) -> Result<Dataset> {
                 .with_context(|| {
                     format!("{file}: results[{i}].times[{j}]: not a non-negative number: {time}")
                 })?;
+            if value <= 0.0 {
+                bail!("{file}: results[{i}].times[{j}]: {time}: {ABOVE_ZERO}");
+            }
             let exit_code = match exit_codes.and_then(|c| c.get(j)) {
                 None | Some(Value::Null) => 0,
                 Some(code) => code
@@ -330,6 +337,9 @@ pub fn csv(file: &str, text: &str) -> Result<Dataset> {
             .ok()
             .filter(|v: &f64| v.is_finite())
             .with_context(|| format!("{file}:{line}: `value` is not a finite number: {text:?}"))?;
+        if value <= 0.0 {
+            bail!("{file}:{line}: `value` is {text}: {ABOVE_ZERO}");
+        }
         let metric = match metric_col {
             Some(col) => cell(col, "metric")?.to_string(),
             None => DEFAULT_METRIC.to_string(),
@@ -487,6 +497,12 @@ mod tests {
             "t.csv:2: `round` is not a non-negative integer: \"-1\""
         );
         assert_eq!(e("name,value\n"), "t.csv: a header but no rows");
+        for bad in ["0", "-2.5", "0.0"] {
+            assert_eq!(
+                e(&format!("name,value\na,1\nb,{bad}\n")),
+                format!("t.csv:3: `value` is {bad}: {ABOVE_ZERO}")
+            );
+        }
         assert_eq!(
             e("name,value,name\na,1,a\n"),
             "t.csv:1: column \"name\" appears twice"

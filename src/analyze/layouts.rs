@@ -70,7 +70,7 @@ pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<Analyze
             .collect(),
         run_template: String::new(),
         metrics: Vec::new(),
-        higher_is_better: options.higher_is_better,
+        higher_is_better: options.higher_is_better.clone(),
         layouts: seeds.len(),
         max_layouts: None,
         rounds,
@@ -164,6 +164,7 @@ pub fn layout_from_runs(
             split_over_looks: false,
         })
         .into_iter()
+        .chain(layout::experiment::unapplied(options, &matrix))
         .collect();
     let report = LayoutReport {
         schema: "ghostbench.layout",
@@ -172,7 +173,7 @@ pub fn layout_from_runs(
         settings: layout::Settings {
             run_template: options.run_template.clone(),
             metrics: metric_names.iter().map(|m| m.0.clone()).collect(),
-            higher_is_better: options.higher_is_better,
+            higher_is_better: options.higher_is_better.clone(),
             layouts: seeds.len(),
             max_layouts: options.max_layouts,
             rounds: options.rounds,

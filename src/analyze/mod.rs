@@ -33,6 +33,7 @@ pub mod shards;
 
 use crate::compare::CompareReport;
 use crate::layout::LayoutReport;
+use crate::run::metric::HigherIsBetter;
 use crate::stats::hierarchical::Estimator;
 use std::path::PathBuf;
 
@@ -49,7 +50,8 @@ pub const DEFAULT_ALPHA: f64 = 0.05;
 pub struct AnalyzeOptions {
     /// Read as one data set, or one ghostbench report to re-analyze.
     pub files: Vec<PathBuf>,
-    pub higher_is_better: bool,
+    /// `--higher-is-better`: joined with a re-analyzed report's own directions.
+    pub higher_is_better: HigherIsBetter,
     /// A fraction (0.01 = ±1%).
     pub margin: Option<f64>,
     pub alpha: Option<f64>,
@@ -64,7 +66,7 @@ impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
             files: Vec::new(),
-            higher_is_better: false,
+            higher_is_better: HigherIsBetter::Off,
             margin: None,
             alpha: None,
             estimator: None,
@@ -131,7 +133,7 @@ pub struct Reanalysis {
     pub alpha: (f64, f64),
     /// (now, in the report), for a layout report.
     pub estimator: Option<(Estimator, Estimator)>,
-    /// `--higher-is-better` was given where the report had not used it.
+    /// Some metric's direction is not the one the report held (`--higher-is-better`).
     pub higher_is_better: bool,
     /// For a compare report: how the interval was taken.
     pub interval: Option<Interval>,

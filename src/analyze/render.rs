@@ -128,7 +128,7 @@ pub fn note(note: &Note) -> String {
                 ));
             }
             if r.higher_is_better {
-                text.push_str(", --higher-is-better");
+                text.push_str(", directions changed by --higher-is-better");
             }
             match r.interval {
                 Some(Interval::Replayed { runs: [a, b] }) => text.push_str(&format!(

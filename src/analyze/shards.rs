@@ -216,7 +216,9 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
     if let Some(e) = options.estimator {
         layout_options.estimator = e;
     }
-    layout_options.higher_is_better |= options.higher_is_better;
+    layout_options.higher_is_better = layout_options
+        .higher_is_better
+        .or(&options.higher_is_better);
     layout_options.layouts = seeds.len();
     layout_options.command_line = options.command_line.clone();
     let share = wave_alpha_share(&plan, wave);
@@ -399,7 +401,7 @@ fn per_model(
                     estimate,
                     low,
                     high,
-                    verdict: decide(low, high, options.margin, options.higher_is_better),
+                    verdict: decide(low, high, options.margin, row.direction.higher_is_better()),
                 }
             })
             .collect();

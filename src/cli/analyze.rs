@@ -56,7 +56,7 @@ impl AnalyzeArgs {
     pub fn to_options(&self) -> Result<AnalyzeOptions> {
         Ok(AnalyzeOptions {
             files: self.files.clone(),
-            higher_is_better: self.decision.higher_is_better,
+            higher_is_better: self.decision.higher_is_better()?,
             margin: self.decision.margin()?,
             alpha: self.decision.alpha()?,
             estimator: self.estimator.map(Into::into),

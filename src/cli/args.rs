@@ -7,7 +7,7 @@
 //! `Default`s, so the help text and the library cannot drift apart (a test
 //! holds them together).
 
-use crate::run::metric::MetricSpec;
+use crate::run::metric::{HigherIsBetter, MetricSpec};
 use crate::run::spawn;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -47,9 +47,15 @@ pub const DEFAULT_ALPHA: f64 = 0.05;
 /// `--alpha` are `None` when not given: `analyze` then keeps a report's own.
 #[derive(Debug, Clone, Args)]
 pub struct DecisionArgs {
-    /// Bigger values are better (throughput), so FASTER means a larger value than the baseline's.
-    #[arg(long)]
-    pub higher_is_better: bool,
+    /// Bigger is better (throughput) for the metrics read from output (regex:, json:, a CSV's), or with =NAME,… only those named; wall, user, sys, rss, cycles and instructions are costs, always lower-is-better.
+    #[arg(
+        long,
+        value_name = "NAME",
+        num_args = 0..,
+        require_equals = true,
+        value_delimiter = ','
+    )]
+    pub higher_is_better: Option<Vec<String>>,
     #[arg(long, value_name = "PERCENT", help = format!("{MARGIN_HELP} [default: {DEFAULT_MARGIN_PERCENT}]"))]
     pub margin: Option<f64>,
     #[arg(long, help = format!("{ALPHA_HELP} [default: {DEFAULT_ALPHA}]"))]
@@ -59,6 +65,11 @@ pub struct DecisionArgs {
 }
 
 impl DecisionArgs {
+    /// `--higher-is-better[=NAME,…]`; naming a cost is bad input (exit 1).
+    pub fn higher_is_better(&self) -> Result<HigherIsBetter> {
+        HigherIsBetter::from_flag(self.higher_is_better.as_deref())
+    }
+
     /// `--margin` as a fraction (0.01 = ±1%), if given; outside [0, 100) is bad input.
     pub fn margin(&self) -> Result<Option<f64>> {
         match self.margin {
@@ -188,7 +199,7 @@ mod tests {
     #[test]
     fn margin_and_alpha_are_checked_and_margin_becomes_a_fraction() {
         let decision = |margin, alpha| DecisionArgs {
-            higher_is_better: false,
+            higher_is_better: None,
             margin,
             alpha,
             seed: SeedArgs { seed: 1 },

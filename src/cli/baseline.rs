@@ -12,7 +12,7 @@ use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::baseline::{against, allowance, Current, Drift, Value};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{AnalyzeOptions, AnalyzeReport};
-use crate::compare::render::{prose, single};
+use crate::compare::render::{notes, single};
 use crate::compare::single::measure;
 use crate::compare::{BaselineMode, BaselineUse, CompareOptions, Fallback, Note, State};
 use crate::run::command::{resolve_program, split_words, CommandSpec};
@@ -220,7 +220,7 @@ impl Gate<'_> {
                 eprintln!(
                     "baseline {:?}: {}; comparing with its stored runs from {} instead (not interleaved)",
                     self.name,
-                    prose::fallback(&why),
+                    notes::fallback(&why),
                     crate::report::units::utc(baseline.created_unix)
                 );
                 Ok(Plan::Stored(Box::new(baseline), why))
@@ -301,7 +301,7 @@ impl Gate<'_> {
         };
         let analyze = AnalyzeOptions {
             files: Vec::new(),
-            higher_is_better: options.higher_is_better,
+            higher_is_better: options.higher_is_better.clone(),
             margin: Some(options.margin),
             alpha: Some(options.alpha),
             estimator: None,

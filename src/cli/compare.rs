@@ -157,7 +157,7 @@ impl CompareArgs {
         let defaults = CompareOptions::for_commands(commands);
         Ok(CompareOptions {
             metrics: self.metric.specs()?,
-            higher_is_better: self.decision.higher_is_better,
+            higher_is_better: self.decision.higher_is_better()?,
             margin: self.decision.margin()?.unwrap_or(defaults.margin),
             alpha: self.decision.alpha()?.unwrap_or(defaults.alpha),
             warmup: self.warmup,

@@ -233,7 +233,7 @@ impl LayoutArgs {
             builds,
             run_template: self.run.clone(),
             metrics: self.metric.specs()?,
-            higher_is_better: self.decision.higher_is_better,
+            higher_is_better: self.decision.higher_is_better()?,
             warmup: self.warmup,
             sources: self.sources.iter().map(|&s| s.into()).collect(),
             estimator: self.estimator.into(),

@@ -8,8 +8,9 @@
 //! reports show them only with `--verbose` and in the JSON, labelled so.
 
 use super::causes::{self, Budget};
-use super::{MetricInput, MetricReport};
+use super::{MetricInput, MetricReport, Note};
 use crate::stats::bootstrap::{self, BootstrapMethod};
+use crate::stats::descriptive::median;
 use crate::stats::descriptive::summarize;
 use crate::stats::mann_whitney::mann_whitney;
 use crate::stats::multiple::holm;
@@ -21,14 +22,8 @@ const BOOTSTRAP_RESAMPLES: usize = 2000;
 
 /// Analyze every metric, then adjust p-values across them (Holm). Without a
 /// budget (data measured elsewhere) the causes speak of the runs at hand.
-pub fn analyze(
-    inputs: &[MetricInput],
-    margin: f64,
-    alpha: f64,
-    higher_is_better: bool,
-    seed: u64,
-) -> Vec<MetricReport> {
-    analyze_within(inputs, margin, alpha, higher_is_better, seed, None)
+pub fn analyze(inputs: &[MetricInput], margin: f64, alpha: f64, seed: u64) -> Vec<MetricReport> {
+    analyze_within(inputs, margin, alpha, seed, None)
 }
 
 /// [`analyze`] for an experiment that ran under `budget`.
@@ -36,15 +31,14 @@ pub fn analyze_within(
     inputs: &[MetricInput],
     margin: f64,
     alpha: f64,
-    higher_is_better: bool,
     seed: u64,
     budget: Option<&Budget>,
 ) -> Vec<MetricReport> {
     let mut reports: Vec<MetricReport> = inputs
         .iter()
         .map(|input| MetricReport {
-            causes: causes::causes(input, margin, higher_is_better, budget),
-            ..analyze_one(input, alpha, higher_is_better, seed)
+            causes: causes::causes(input, margin, budget),
+            ..analyze_one(input, alpha, seed)
         })
         .collect();
     let welch_p: Vec<f64> = reports
@@ -62,13 +56,31 @@ pub fn analyze_within(
     reports
 }
 
-fn analyze_one(input: &MetricInput, alpha: f64, higher_is_better: bool, seed: u64) -> MetricReport {
+/// For every metric with values ≤ 0: how many, and whether its interval is
+/// on the difference scale (A's median above 0) or missing.
+pub fn non_positive(inputs: &[MetricInput]) -> Vec<Note> {
+    inputs
+        .iter()
+        .filter_map(|input| {
+            let count = |xs: &[f64]| xs.iter().filter(|&&x| x <= 0.0).count();
+            let (a, b) = (count(input.a), count(input.b));
+            (a + b > 0).then(|| Note::NonPositive {
+                metric: input.name.to_string(),
+                a,
+                b,
+                difference_scale: median(input.a) > 0.0,
+            })
+        })
+        .collect()
+}
+
+fn analyze_one(input: &MetricInput, alpha: f64, seed: u64) -> MetricReport {
     let look = &input.look;
     let (a, b) = (input.a, input.b);
     MetricReport {
         name: input.name.to_string(),
         unit: input.unit,
-        higher_is_better,
+        direction: input.direction,
         spawn_corrected: input.spawn_corrected,
         runs: [look.n_a, look.n_b],
         a: summarize(a),
@@ -122,13 +134,14 @@ mod tests {
         let input = |name| MetricInput {
             name,
             unit: Unit::Seconds,
+            direction: crate::run::metric::Direction::Lower,
             a: &a,
             b: &b,
             spawn_corrected: false,
             look: look.clone(),
             looks: 2,
         };
-        let reports = analyze(&[input("wall"), input("user")], 0.01, 0.05, false, 1);
+        let reports = analyze(&[input("wall"), input("user")], 0.01, 0.05, 1);
         let m = &reports[0];
         assert_eq!((m.verdict, m.runs, m.looks), (Verdict::Slower, [10, 10], 2));
         assert_eq!((m.ci_low, m.ci_high, m.look_alpha), (1.19, 1.21, 0.004));

@@ -58,12 +58,8 @@ impl Budget {
 }
 
 /// Why an UNKNOWN is undecided, from the data, the look and the budget.
-pub fn causes(
-    input: &MetricInput,
-    margin: f64,
-    higher_is_better: bool,
-    budget: Option<&Budget>,
-) -> Vec<Cause> {
+pub fn causes(input: &MetricInput, margin: f64, budget: Option<&Budget>) -> Vec<Cause> {
+    let higher_is_better = input.direction.higher_is_better();
     let look = &input.look;
     let runs_made = look.n_a.min(look.n_b);
     if look.verdict != Verdict::Unknown || runs_made == 0 {
@@ -161,7 +157,7 @@ fn outliers(side: usize, xs: &[f64], higher_is_better: bool) -> Option<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::metric::Unit;
+    use crate::run::metric::{Direction, Unit};
 
     fn look(ratio: f64, low: f64, high: f64, verdict: Verdict) -> Look {
         Look {
@@ -187,6 +183,7 @@ mod tests {
         MetricInput {
             name: "wall",
             unit: Unit::Seconds,
+            direction: Direction::Lower,
             a,
             b,
             spawn_corrected: false,
@@ -211,7 +208,7 @@ mod tests {
     fn a_decided_metric_has_no_causes() {
         let (a, b) = (calm(1.0), calm(1.0));
         let same = input(&a, &b, look(1.0, 0.995, 1.004, Verdict::Same));
-        assert!(causes(&same, 0.01, false, Some(&budget(None))).is_empty());
+        assert!(causes(&same, 0.01, Some(&budget(None))).is_empty());
     }
 
     #[test]
@@ -223,7 +220,6 @@ mod tests {
         let causes = causes(
             &input(&a, &b, look(1.0, 0.99, 1.02, Verdict::Unknown)),
             0.01,
-            false,
             None,
         );
         match &causes[0] {
@@ -250,7 +246,7 @@ mod tests {
             b[i] = 1.014;
         }
         let l = look(1.0, 0.99, 1.02, Verdict::Unknown);
-        let found = causes(&input(&a, &b, l.clone()), 0.01, false, None);
+        let found = causes(&input(&a, &b, l.clone()), 0.01, None);
         assert!(
             matches!(
                 found[0],
@@ -264,7 +260,11 @@ mod tests {
             "{found:?}"
         );
         // For a throughput, high values are the good side: no tail to blame.
-        let found = causes(&input(&a, &b, l), 0.01, true, None);
+        let throughput = MetricInput {
+            direction: Direction::Higher,
+            ..input(&a, &b, l)
+        };
+        let found = causes(&throughput, 0.01, None);
         assert!(
             !found.iter().any(|c| matches!(c, Cause::RunOutliers { .. })),
             "{found:?}"
@@ -278,12 +278,7 @@ mod tests {
         let mut l = look(1.03, 1.005, 1.055, Verdict::Unknown);
         l.n_a = 28;
         l.n_b = 28;
-        let found = causes(
-            &input(&a, &b, l),
-            0.01,
-            false,
-            Some(&budget(Some(Limit::MaxTime))),
-        );
+        let found = causes(&input(&a, &b, l), 0.01, Some(&budget(Some(Limit::MaxTime))));
         let Some(Cause::MoreRuns {
             runs,
             runs_made: 28,
@@ -321,7 +316,7 @@ mod tests {
         let mut roomy = budget(Some(Limit::MaxRuns));
         roomy.max_runs = 20;
         roomy.max_time_s = 3600.0;
-        let found = causes(&input(&a, &b, l), 0.01, false, Some(&roomy));
+        let found = causes(&input(&a, &b, l), 0.01, Some(&roomy));
         assert!(
             matches!(
                 found[0],
@@ -343,12 +338,7 @@ mod tests {
         let mut l = look(1.01, 0.995, 1.025, Verdict::Unknown);
         l.n_a = 100;
         l.n_b = 100;
-        let found = causes(
-            &input(&a, &b, l),
-            0.01,
-            false,
-            Some(&budget(Some(Limit::MaxRuns))),
-        );
+        let found = causes(&input(&a, &b, l), 0.01, Some(&budget(Some(Limit::MaxRuns))));
         let [Cause::MarginWithinBudget {
             budget_runs: 100,
             same_margin,
@@ -368,7 +358,7 @@ mod tests {
         let mut l = look(1.0, f64::NAN, f64::NAN, Verdict::Unknown);
         l.n_a = 3;
         l.n_b = 3;
-        let found = causes(&input(&a, &b, l), 0.01, false, None);
+        let found = causes(&input(&a, &b, l), 0.01, None);
         assert_eq!(found[0], Cause::TooFewRuns { runs: 3 });
     }
 
@@ -377,6 +367,6 @@ mod tests {
         let mut l = look(f64::NAN, f64::NAN, f64::NAN, Verdict::Unknown);
         l.n_a = 0;
         l.n_b = 0;
-        assert!(causes(&input(&[], &[], l), 0.01, false, None).is_empty());
+        assert!(causes(&input(&[], &[], l), 0.01, None).is_empty());
     }
 }

@@ -9,12 +9,13 @@ use super::analysis;
 use super::causes::Budget;
 use super::{
     overhead, CompareOptions, CompareReport, CounterReport, CounterRow, Limit, MetricInput,
-    MetricReport, Note, Order, Progress, SimulationReport, State, Status, SCHEMA_VERSION,
+    MetricReport, Note, Order, Progress, SimulationReport, State, Status, Unapplied,
+    SCHEMA_VERSION,
 };
 use crate::run::counters::{self, Availability};
 use crate::run::environment;
 use crate::run::executor::Executor;
-use crate::run::metric::Unit;
+use crate::run::metric::{Direction, Unit};
 use crate::run::{cachegrind, Prepared, RunError, RunFailure, RunRecord};
 use crate::stats::descriptive::median;
 use crate::stats::sequential::{decided, Look, Sequential, StoppingRule};
@@ -105,6 +106,7 @@ pub fn run_with(
         });
     }
     let metrics = state.analyze();
+    notes.extend(state.value_notes());
     let stopped_by = state.stopped_by;
     let correction = state.correction;
     let runs = std::mem::take(&mut state.runs);
@@ -295,6 +297,40 @@ impl<'a> Loop<'a> {
         Ok(())
     }
 
+    /// The notes on the metrics themselves: `--higher-is-better` that left
+    /// some lower-is-better, and values ≤ 0.
+    fn value_notes(&self) -> Vec<Note> {
+        let series = self.series();
+        let inputs: Vec<MetricInput> = self
+            .metric_names
+            .iter()
+            .zip(&series)
+            .map(|((name, unit), [a, b])| MetricInput {
+                name,
+                unit: *unit,
+                direction: self.options.higher_is_better.direction(name, *unit),
+                a,
+                b,
+                spawn_corrected: false,
+                look: too_few_runs(a, b),
+                looks: 0,
+            })
+            .collect();
+        Unapplied::of(&self.options.higher_is_better, &self.metric_names)
+            .map(Note::Unapplied)
+            .into_iter()
+            .chain(analysis::non_positive(&inputs))
+            .collect()
+    }
+
+    /// Each metric's direction, in the order of [`series`](Self::series).
+    fn directions(&self) -> Vec<Direction> {
+        self.metric_names
+            .iter()
+            .map(|(name, unit)| self.options.higher_is_better.direction(name, *unit))
+            .collect()
+    }
+
     /// Per-metric series of the measured runs of each side.
     fn series(&self) -> Vec<[Vec<f64>; 2]> {
         self.metric_names
@@ -344,13 +380,14 @@ impl<'a> Loop<'a> {
         let series = self.series();
         let options = self.options;
         let metrics = series.len().max(1);
+        let directions = self.directions();
         let sequential = self.sequential.get_or_insert_with(|| {
             Sequential::new(
                 StoppingRule {
                     alpha: options.alpha,
                     margin: options.margin,
                     min_runs: options.min_runs,
-                    higher_is_better: options.higher_is_better,
+                    higher_is_better: directions.iter().map(|d| d.higher_is_better()).collect(),
                 },
                 metrics,
             )
@@ -385,6 +422,7 @@ impl<'a> Loop<'a> {
             .map(|(i, ((name, unit), [a, b]))| MetricInput {
                 name,
                 unit: *unit,
+                direction: options.higher_is_better.direction(name, *unit),
                 a,
                 b,
                 spawn_corrected: name == "wall" && self.correction.is_some(),
@@ -400,7 +438,6 @@ impl<'a> Loop<'a> {
             &inputs,
             options.margin,
             options.alpha,
-            options.higher_is_better,
             options.seed,
             Some(&self.budget()),
         )

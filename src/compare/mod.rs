@@ -19,8 +19,7 @@ pub mod single;
 use crate::run::command::CommandSpec;
 use crate::run::counters::CounterKind;
 use crate::run::environment::Environment;
-use crate::run::metric::MetricSpec;
-use crate::run::metric::Unit;
+use crate::run::metric::{Direction, HigherIsBetter, MetricSpec, Unit};
 use crate::run::{RunRecord, Runner, RunnerOptions};
 use crate::stats::bootstrap::Interval;
 use crate::stats::descriptive::Summary;
@@ -57,7 +56,9 @@ pub struct CompareOptions {
     pub commands: [CommandSpec; 2],
     #[serde(serialize_with = "metric_labels")]
     pub metrics: Vec<MetricSpec>,
-    pub higher_is_better: bool,
+    /// `--higher-is-better`: which metrics are throughputs (each metric's
+    /// own direction is in its report row).
+    pub higher_is_better: HigherIsBetter,
     pub margin: f64,
     pub alpha: f64,
     pub warmup: usize,
@@ -132,7 +133,7 @@ impl CompareOptions {
         CompareOptions {
             commands,
             metrics: vec![MetricSpec::Wall],
-            higher_is_better: false,
+            higher_is_better: HigherIsBetter::Off,
             margin: 0.01,
             alpha: 0.05,
             warmup: 1,
@@ -296,7 +297,8 @@ impl CompareReport {
 pub struct MetricReport {
     pub name: String,
     pub unit: Unit,
-    pub higher_is_better: bool,
+    /// Which way is better on this metric (a cost is always lower).
+    pub direction: Direction,
     /// True when the process-start overhead was subtracted (wall only).
     pub spawn_corrected: bool,
     /// Measured runs of A and of B the verdict's interval was taken over.
@@ -331,6 +333,7 @@ pub struct MetricReport {
 pub struct MetricInput<'a> {
     pub name: &'a str,
     pub unit: Unit,
+    pub direction: Direction,
     pub a: &'a [f64],
     pub b: &'a [f64],
     pub spawn_corrected: bool,
@@ -406,6 +409,34 @@ pub enum Note {
     /// A is a stored baseline (`--baseline NAME`): which one, and how its
     /// side was measured. The JSON document carries it as `baseline` too.
     Baseline(BaselineUse),
+    /// `--higher-is-better` was given, and some metrics it did not turn around.
+    Unapplied(Unapplied),
+    /// A metric with values ≤ 0 (`a` runs of A, `b` of B), where a ratio B/A
+    /// has no log scale: with A's median above 0 the interval is of the
+    /// difference B − A relative to it; else there is none (UNKNOWN).
+    NonPositive {
+        metric: String,
+        a: usize,
+        b: usize,
+        difference_scale: bool,
+    },
+}
+
+/// The metrics `--higher-is-better` did not turn around: costs (time,
+/// memory, counters; always lower-is-better) and names no metric has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unapplied {
+    pub costs: Vec<String>,
+    pub unknown: Vec<String>,
+}
+
+impl Unapplied {
+    /// The fact, when there is one: `--higher-is-better` as given, on the
+    /// experiment's metrics.
+    pub fn of(flag: &HigherIsBetter, metrics: &[(String, Unit)]) -> Option<Unapplied> {
+        let (costs, unknown) = flag.unapplied(metrics);
+        (!costs.is_empty() || !unknown.is_empty()).then_some(Unapplied { costs, unknown })
+    }
 }
 
 /// `compare --baseline NAME` or `analyze --baseline NAME`: the stored

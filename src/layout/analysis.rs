@@ -4,7 +4,8 @@
 //! Facts only: `render::prose` words the verdict sentence and the hint.
 
 use super::{
-    Comparison, LayoutOptions, LayoutRun, MatrixRow, RatioInterval, Undecided, VariantValue,
+    Comparison, LayoutOptions, LayoutRun, MatrixRow, NoDefaultInterval, RatioInterval, Undecided,
+    VariantValue,
 };
 use crate::run::metric::Unit;
 use crate::stats::fragility::WildRuns;
@@ -44,6 +45,7 @@ pub fn analyze_at(
     let default_confidence = 1.0 - options.alpha / comparisons as f64;
     let mut rows = Vec::new();
     for (metric, unit) in metric_names {
+        let direction = options.higher_is_better.direction(metric, *unit);
         // values[build][variant] = runs
         let values: Vec<Vec<Vec<f64>>> = (0..options.builds.len())
             .map(|b| {
@@ -73,6 +75,7 @@ pub fn analyze_at(
             let comparison = (b > 0).then(|| {
                 compare(
                     options,
+                    direction.higher_is_better(),
                     &values[0],
                     &values[b],
                     (default_confidence, confidence),
@@ -82,6 +85,7 @@ pub fn analyze_at(
                 build: build.name.clone(),
                 metric: metric.clone(),
                 unit: *unit,
+                direction,
                 default_value: estimates.first().map_or(f64::NAN, |e| e.estimate),
                 spread_cv: spread,
                 variants: estimates,
@@ -95,6 +99,7 @@ pub fn analyze_at(
 /// One build against the baseline: default layout, controlled, verdict.
 fn compare(
     options: &LayoutOptions,
+    higher_is_better: bool,
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     (default_confidence, confidence): (f64, f64),
@@ -114,7 +119,7 @@ fn compare(
         options.estimator,
         (default_confidence, confidence),
         options.margin,
-        options.higher_is_better,
+        higher_is_better,
     );
     let default_ratio = default_ratio.map(|(estimate, low, high)| RatioInterval {
         estimate,
@@ -133,6 +138,9 @@ fn compare(
         }
         _ => None,
     };
+    let no_default_interval = default_ratio
+        .is_none()
+        .then(|| no_default_interval(a.first(), b.first()));
     let undecided = (verdict == Verdict::Unknown)
         .then(|| diagnose(options, a, b, controlled.map(|c| (c, wild)), confidence));
     Comparison {
@@ -147,6 +155,25 @@ fn compare(
         undecided,
         fragility,
         placement_points,
+        no_default_interval,
+    }
+}
+
+/// Why the default layout's runs (`a0`, `b0`) gave no interval.
+fn no_default_interval(a0: Option<&Vec<f64>>, b0: Option<&Vec<f64>>) -> NoDefaultInterval {
+    let (a0, b0) = (
+        a0.map_or(&[][..], Vec::as_slice),
+        b0.map_or(&[][..], Vec::as_slice),
+    );
+    if a0.len() < 2 || b0.len() < 2 {
+        NoDefaultInterval::TooFewRuns {
+            a: a0.len(),
+            b: b0.len(),
+        }
+    } else if a0.iter().chain(b0).any(|&v| v <= 0.0) {
+        NoDefaultInterval::NonPositive
+    } else {
+        NoDefaultInterval::Undefined
     }
 }
 

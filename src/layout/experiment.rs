@@ -172,6 +172,8 @@ pub fn run(
             .push(Note::Auto(auto_outcome(&report, options)));
     }
     report.notes.push(Note::EnvironmentJitter);
+    report.notes.extend(unapplied(options, &report.matrix));
+    report.notes.extend(zero_values(&report.runs));
     let metrics = report.matrix.len() / options.builds.len();
     let comparisons = comparisons(metrics, options.builds.len());
     if comparisons > 1 {
@@ -473,12 +475,30 @@ fn run_rounds(
     }
 }
 
-/// Every run must yield the metrics the first run yielded.
+/// The runner's own measurements, which a clock's or a counter's resolution
+/// can make 0 (a short run's `user` or `sys`): a note counts those zeros.
+const RUNNER_OWN: [&str; 4] = ["wall", "user", "sys", "rss"];
+
+/// Every run must yield the metrics the first run yielded, and a measured
+/// run values above 0 (a ratio's log needs them; a 0 would drop its layout
+/// from the analysis without a word), except a 0 of [`RUNNER_OWN`].
 fn check_metrics(
     names: &mut Vec<(String, Unit)>,
     record: &crate::run::RunRecord,
     command: &str,
 ) -> Result<(), RunFailure> {
+    if let Some(v) = record.values.iter().find(|v| {
+        !record.warmup
+            && (v.value < 0.0 || (v.value == 0.0 && !RUNNER_OWN.contains(&v.name.as_str())))
+    }) {
+        return Err(RunFailure::new(
+            command,
+            RunError::Metric(format!(
+                "metric {:?} is {} in this run: layout compares ratios B/A across layouts, which need values above 0",
+                v.name, v.value
+            )),
+        ));
+    }
     if names.is_empty() {
         *names = record
             .values
@@ -499,6 +519,43 @@ fn check_metrics(
     Ok(())
 }
 
+/// Per metric, the measured runs whose value is 0 (only [`RUNNER_OWN`]
+/// metrics get that far), as notes.
+fn zero_values(runs: &[LayoutRun]) -> Vec<Note> {
+    let mut counts: Vec<(String, usize, usize)> = Vec::new();
+    for value in runs
+        .iter()
+        .filter(|r| !r.record.warmup)
+        .flat_map(|r| &r.record.values)
+    {
+        let i = match counts.iter().position(|(m, _, _)| *m == value.name) {
+            Some(i) => i,
+            None => {
+                counts.push((value.name.clone(), 0, 0));
+                counts.len() - 1
+            }
+        };
+        counts[i].1 += usize::from(value.value <= 0.0);
+        counts[i].2 += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|(_, zeros, _)| *zeros > 0)
+        .map(|(metric, runs, of)| Note::ZeroValues { metric, runs, of })
+        .collect()
+}
+
+/// The note on `--higher-is-better` for the matrix's metrics, if any.
+pub fn unapplied(options: &LayoutOptions, matrix: &[super::MatrixRow]) -> Option<Note> {
+    let mut metrics: Vec<(String, Unit)> = Vec::new();
+    for row in matrix {
+        if !metrics.iter().any(|(m, _)| *m == row.metric) {
+            metrics.push((row.metric.clone(), row.unit));
+        }
+    }
+    crate::compare::Unapplied::of(&options.higher_is_better, &metrics).map(Note::Unapplied)
+}
+
 fn failed(failure: RunFailure) -> Status {
     Status::from_failure(failure, State::Interrupted, State::RunFailed)
 }
@@ -508,7 +565,7 @@ fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
     Settings {
         run_template: o.run_template.clone(),
         metrics: o.metrics.iter().map(|m| m.label()).collect(),
-        higher_is_better: o.higher_is_better,
+        higher_is_better: o.higher_is_better.clone(),
         layouts: o.layouts,
         max_layouts: o.max_layouts,
         rounds: o.rounds,

@@ -25,7 +25,7 @@ pub mod shard_run;
 pub mod variants;
 
 use crate::run::environment::Environment;
-use crate::run::metric::{MetricSpec, Unit};
+use crate::run::metric::{Direction, HigherIsBetter, MetricSpec, Unit};
 use crate::run::RunRecord;
 use crate::stats::fragility::Fragility;
 use crate::stats::hierarchical::{Estimator, LayoutRatio};
@@ -74,7 +74,9 @@ pub struct LayoutOptions {
     pub builds: Vec<BuildSpec>,
     pub run_template: String,
     pub metrics: Vec<MetricSpec>,
-    pub higher_is_better: bool,
+    /// `--higher-is-better`: which metrics are throughputs (each row's own
+    /// direction is in [`MatrixRow::direction`]).
+    pub higher_is_better: HigherIsBetter,
     /// Layout variants per build, including the default layout (seed 0): the
     /// fixed count, or with `max_layouts` the first batch.
     pub layouts: usize,
@@ -130,7 +132,7 @@ impl Default for LayoutOptions {
             builds: Vec::new(),
             run_template: "{out}".into(),
             metrics: vec![MetricSpec::Wall],
-            higher_is_better: false,
+            higher_is_better: HigherIsBetter::Off,
             layouts: 8,
             max_layouts: Some(32),
             rounds: 5,
@@ -181,7 +183,7 @@ pub type Status = crate::run::Status<State>;
 pub struct Settings {
     pub run_template: String,
     pub metrics: Vec<String>,
-    pub higher_is_better: bool,
+    pub higher_is_better: HigherIsBetter,
     /// Variants built (all looks); the first batch before the experiment ends.
     pub layouts: usize,
     /// `--layouts auto`: the most variants it may add up to; absent for a fixed count.
@@ -249,6 +251,23 @@ pub struct Comparison {
     /// estimate (ratio points), the part of the default layout's difference
     /// that is placement.
     pub placement_points: Option<f64>,
+    /// Why the default layout has no interval (`default_ratio` is None), so
+    /// its verdict is UNKNOWN and ARTIFACT cannot be called.
+    pub no_default_interval: Option<NoDefaultInterval>,
+}
+
+/// Why the default layout's runs gave no interval (facts; `render::prose`
+/// words them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum NoDefaultInterval {
+    /// Fewer than 2 measured runs of a build there (`a` of the baseline,
+    /// `b` of the build): Yuen's interval needs 2 of each.
+    TooFewRuns { a: usize, b: usize },
+    /// A value there is 0 or below, so the ratio has no log scale.
+    NonPositive,
+    /// The runs were there, but the interval came out infinite or undefined.
+    Undefined,
 }
 
 /// Why a comparison stayed UNKNOWN, from the data (facts; `render::prose`
@@ -300,6 +319,8 @@ pub struct MatrixRow {
     pub build: String,
     pub metric: String,
     pub unit: Unit,
+    /// Which way is better on this metric (a cost is always lower).
+    pub direction: Direction,
     /// The estimate at the default layout (variant 0).
     pub default_value: f64,
     /// Coefficient of variation of the per-variant estimates.
@@ -394,6 +415,16 @@ pub enum Note {
     Auto(AutoOutcome),
     /// Every run had the environment jitter of `run::JITTER_VARIABLE`.
     EnvironmentJitter,
+    /// `--higher-is-better` was given, and some metrics it did not turn around.
+    Unapplied(crate::compare::Unapplied),
+    /// `runs` of the `of` measured runs of `metric` (wall, user, sys or rss)
+    /// were 0, below its resolution; a layout whose estimate is 0 has no
+    /// log ratio and is left out of the across-layouts interval.
+    ZeroValues {
+        metric: String,
+        runs: usize,
+        of: usize,
+    },
     /// Bonferroni over `comparisons` (metrics × builds): every interval is at
     /// `confidence`; `split_over_looks` when α was split over the looks too.
     Bonferroni {

@@ -18,7 +18,7 @@ pub use super::merged::{
 use super::variants::{ShuffleLinker, Source, Variant};
 use super::{BuildSpec, LayoutOptions, MIN_VARIANTS};
 use crate::report::json::write_atomically;
-use crate::run::metric::MetricSpec;
+use crate::run::metric::{HigherIsBetter, MetricSpec};
 use crate::stats::hierarchical::Estimator;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -70,7 +70,9 @@ pub struct Plan {
     pub run_template: String,
     /// Metric specs as on the command line (`wall`, `regex:…`).
     pub metrics: Vec<String>,
-    pub higher_is_better: bool,
+    /// `--higher-is-better`: `false`, `true` (every metric that is not a
+    /// cost) or the names it applies to.
+    pub higher_is_better: HigherIsBetter,
     pub estimator: Estimator,
     pub margin: f64,
     pub alpha: f64,
@@ -145,7 +147,7 @@ impl Plan {
             builds: options.builds.clone(),
             run_template: options.run_template.clone(),
             metrics: options.metrics.iter().map(|m| m.label()).collect(),
-            higher_is_better: options.higher_is_better,
+            higher_is_better: options.higher_is_better.clone(),
             estimator: options.estimator,
             margin: options.margin,
             alpha: options.alpha,
@@ -282,7 +284,7 @@ impl Plan {
             builds: self.builds.clone(),
             run_template: self.run_template.clone(),
             metrics,
-            higher_is_better: self.higher_is_better,
+            higher_is_better: self.higher_is_better.clone(),
             layouts: self.layouts,
             max_layouts: self.max_layouts,
             rounds: self.rounds,

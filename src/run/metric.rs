@@ -37,6 +37,186 @@ pub enum Unit {
     None,
 }
 
+/// Which way is better for one metric: decided once, where metrics are
+/// resolved ([`HigherIsBetter::direction`]), carried in each metric's report
+/// row, and used by every verdict on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// A cost (time, memory, cycles): smaller is better.
+    Lower,
+    /// A throughput: larger is better.
+    Higher,
+}
+
+impl Direction {
+    pub fn higher_is_better(self) -> bool {
+        self == Direction::Higher
+    }
+
+    /// `lower` or `higher`, as the JSON writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Lower => "lower",
+            Direction::Higher => "higher",
+        }
+    }
+
+    /// The JSON's `"lower"`/`"higher"`; anything else is None.
+    pub fn parse(text: &str) -> Option<Direction> {
+        match text {
+            "lower" => Some(Direction::Lower),
+            "higher" => Some(Direction::Higher),
+            _ => None,
+        }
+    }
+}
+
+/// Metric names that are costs whatever their unit says: the runner's own
+/// (`wall`, `user`, `sys`, `rss`) and the counters' (`cycles`,
+/// `instructions`), also as a CSV's `metric` column names them.
+pub const COST_NAMES: [&str; 6] = ["wall", "user", "sys", "rss", "cycles", "instructions"];
+
+/// Whether a metric is a cost, always lower-is-better: one of
+/// [`COST_NAMES`], or one with a unit (seconds, KiB, nanoseconds: wall,
+/// user, sys, rss and Google Benchmark's real time).
+pub fn is_cost(name: &str, unit: Unit) -> bool {
+    unit != Unit::None || COST_NAMES.contains(&name)
+}
+
+/// `--higher-is-better`: off, bare (every metric that is not a cost:
+/// `regex:` and `json:` metrics, a CSV's own metrics), or `=NAME,…` (only
+/// the metrics so named; a cost cannot be named).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum HigherIsBetter {
+    #[default]
+    Off,
+    All,
+    Named(Vec<String>),
+}
+
+impl HigherIsBetter {
+    /// The flag's values: none given is [`HigherIsBetter::All`]; a cost
+    /// named is bad input (a one-line cause).
+    pub fn from_flag(values: Option<&[String]>) -> Result<HigherIsBetter> {
+        let Some(values) = values else {
+            return Ok(HigherIsBetter::Off);
+        };
+        let names: Vec<String> = values
+            .iter()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if let Some(cost) = names.iter().find(|n| COST_NAMES.contains(&n.as_str())) {
+            bail!("--higher-is-better={cost}: {cost} is a cost (time, memory or a counter), always lower-is-better");
+        }
+        Ok(if names.is_empty() {
+            HigherIsBetter::All
+        } else {
+            HigherIsBetter::Named(names)
+        })
+    }
+
+    /// The direction of the metric `name` with `unit`: a cost is
+    /// [`Direction::Lower`] always.
+    pub fn direction(&self, name: &str, unit: Unit) -> Direction {
+        let higher = match self {
+            HigherIsBetter::Off => false,
+            HigherIsBetter::All => !is_cost(name, unit),
+            HigherIsBetter::Named(names) => !is_cost(name, unit) && names.iter().any(|n| n == name),
+        };
+        if higher {
+            Direction::Higher
+        } else {
+            Direction::Lower
+        }
+    }
+
+    /// The metrics among `metrics` the flag does not turn around although it
+    /// was given: the costs, for the bare flag; for `=NAME,…`, the named
+    /// costs (none: refused) and the names no metric has, as
+    /// (`costs`, `unknown names`).
+    pub fn unapplied(&self, metrics: &[(String, Unit)]) -> (Vec<String>, Vec<String>) {
+        match self {
+            HigherIsBetter::Off => (Vec::new(), Vec::new()),
+            HigherIsBetter::All => (
+                metrics
+                    .iter()
+                    .filter(|(n, u)| is_cost(n, *u))
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                Vec::new(),
+            ),
+            HigherIsBetter::Named(names) => (
+                metrics
+                    .iter()
+                    .filter(|(n, u)| is_cost(n, *u) && names.contains(n))
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                names
+                    .iter()
+                    .filter(|n| !metrics.iter().any(|(m, _)| m == *n))
+                    .cloned()
+                    .collect(),
+            ),
+        }
+    }
+
+    /// How the JSON's `settings.higher_is_better` writes it: `false`,
+    /// `true` (bare) or the names.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            HigherIsBetter::Off => serde_json::Value::Bool(false),
+            HigherIsBetter::All => serde_json::Value::Bool(true),
+            HigherIsBetter::Named(names) => serde_json::json!(names),
+        }
+    }
+
+    /// Back from [`to_json`](Self::to_json); anything else (absent) is off.
+    pub fn from_json(value: Option<&serde_json::Value>) -> HigherIsBetter {
+        match value {
+            Some(serde_json::Value::Bool(true)) => HigherIsBetter::All,
+            Some(serde_json::Value::Array(names)) => HigherIsBetter::Named(
+                names
+                    .iter()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect(),
+            ),
+            _ => HigherIsBetter::Off,
+        }
+    }
+
+    pub fn is_off(&self) -> bool {
+        *self == HigherIsBetter::Off
+    }
+
+    /// Both flags together: the bare flag wins; names are joined.
+    pub fn or(&self, other: &HigherIsBetter) -> HigherIsBetter {
+        match (self, other) {
+            (HigherIsBetter::Off, x) | (x, HigherIsBetter::Off) => x.clone(),
+            (HigherIsBetter::All, _) | (_, HigherIsBetter::All) => HigherIsBetter::All,
+            (HigherIsBetter::Named(a), HigherIsBetter::Named(b)) => {
+                let mut names = a.clone();
+                names.extend(b.iter().filter(|n| !a.contains(n)).cloned());
+                HigherIsBetter::Named(names)
+            }
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for HigherIsBetter {
+    fn deserialize<D: serde::Deserializer<'de>>(input: D) -> std::result::Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(input)?;
+        Ok(HigherIsBetter::from_json(Some(&value)))
+    }
+}
+
+impl Serialize for HigherIsBetter {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> std::result::Result<S::Ok, S::Error> {
+        self.to_json().serialize(out)
+    }
+}
+
 /// What one run yields for one metric spec.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extraction {
@@ -330,5 +510,34 @@ mod tests {
             values(&MetricSpec::Gbench, &outcome(gbench, "")),
             vec![("BM_a".into(), 2000.0), ("BM_b".into(), 7.0)]
         );
+    }
+
+    #[test]
+    fn costs_stay_lower_is_better_and_the_flag_turns_only_the_others() {
+        let all = HigherIsBetter::from_flag(Some(&[])).unwrap();
+        assert_eq!(all, HigherIsBetter::All);
+        assert_eq!(all.direction("user", Unit::Seconds), Direction::Lower);
+        assert_eq!(all.direction("cycles", Unit::None), Direction::Lower);
+        assert_eq!(all.direction("BM_a", Unit::Nanoseconds), Direction::Lower);
+        assert_eq!(all.direction("ops", Unit::None), Direction::Higher);
+        let named = HigherIsBetter::from_flag(Some(&["ops".into()])).unwrap();
+        assert_eq!(named.direction("ops", Unit::None), Direction::Higher);
+        assert_eq!(named.direction("latency", Unit::None), Direction::Lower);
+        assert_eq!(
+            HigherIsBetter::Off.direction("ops", Unit::None),
+            Direction::Lower
+        );
+        let error = HigherIsBetter::from_flag(Some(&["ops".into(), "wall".into()])).unwrap_err();
+        assert!(error.to_string().contains("wall is a cost"), "{error}");
+        let metrics = [
+            ("user".to_string(), Unit::Seconds),
+            ("ops".to_string(), Unit::None),
+        ];
+        assert_eq!(all.unapplied(&metrics), (vec!["user".to_string()], vec![]));
+        let typo = HigherIsBetter::Named(vec!["opz".into()]);
+        assert_eq!(typo.unapplied(&metrics), (vec![], vec!["opz".to_string()]));
+        for h in [HigherIsBetter::Off, all, named] {
+            assert_eq!(HigherIsBetter::from_json(Some(&h.to_json())), h);
+        }
     }
 }

@@ -63,8 +63,10 @@ pub struct StoppingRule {
     pub margin: f64,
     /// Per-side sample size of the first look (5).
     pub min_runs: usize,
-    /// Whether larger values are better (throughput) instead of smaller.
-    pub higher_is_better: bool,
+    /// Per metric, in the samples' order: whether larger values are better
+    /// (throughput) instead of smaller. A metric past its end is
+    /// lower-is-better.
+    pub higher_is_better: Vec<bool>,
 }
 
 impl Default for StoppingRule {
@@ -73,7 +75,7 @@ impl Default for StoppingRule {
             alpha: 0.05,
             margin: 0.01,
             min_runs: 5,
-            higher_is_better: false,
+            higher_is_better: Vec::new(),
         }
     }
 }
@@ -262,8 +264,10 @@ impl Sequential {
         self.looks_spent += 1;
         let looks: Vec<Look> = samples
             .iter()
-            .map(|(a, b)| {
-                let mut look = evaluate(a, b, alpha, self.rule.margin, self.rule.higher_is_better);
+            .enumerate()
+            .map(|(i, (a, b))| {
+                let hib = self.rule.higher_is_better.get(i).copied().unwrap_or(false);
+                let mut look = evaluate(a, b, alpha, self.rule.margin, hib);
                 look.look = self.looks_spent;
                 look
             })
@@ -341,6 +345,21 @@ mod tests {
         assert_eq!(final_looks[0].look, 5);
         assert_eq!(final_looks[0].verdict, Verdict::Slower);
         assert_eq!(sequential.looks_spent(), 5);
+    }
+
+    #[test]
+    fn each_metric_is_judged_in_its_own_direction() {
+        // B is 2x A on both metrics: a cost (SLOWER) and a throughput (FASTER).
+        let rule = StoppingRule {
+            higher_is_better: vec![false, true],
+            ..StoppingRule::default()
+        };
+        let mut sequential = Sequential::new(rule, 2);
+        let a = [1.0, 1.1, 1.2, 1.3, 1.4];
+        let b = [2.0, 2.2, 2.4, 2.6, 2.8];
+        let looks = sequential.finish(&[(&a, &b), (&a, &b)]);
+        let verdicts: Vec<Verdict> = looks.iter().map(|l| l.verdict).collect();
+        assert_eq!(verdicts, [Verdict::Slower, Verdict::Faster]);
     }
 
     #[test]

@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn higher_is_better_swaps_the_simulated_verdict() {
         let rule = StoppingRule {
-            higher_is_better: true,
+            higher_is_better: vec![true],
             ..StoppingRule::default()
         };
         // A 20% higher throughput at 3% CV is decided at the first looks.

@@ -17,7 +17,7 @@ const ROWS: &str = "name,value\nold,100\nold,92\nold,108\nold,96\nold,104\n\
 fn imported_data_say_the_same_in_every_format() {
     let data = input::csv("t.csv", ROWS).unwrap();
     let options = AnalyzeOptions {
-        higher_is_better: true,
+        higher_is_better: crate::run::metric::HigherIsBetter::All,
         ..AnalyzeOptions::default()
     };
     let Reports::Compare(reports) = reports(AnalyzeReport::Compare(compared::compare_reports(
@@ -105,7 +105,7 @@ fn a_reanalysis_says_what_changed() {
     };
     assert_eq!(
         note(&Note::Reanalysis(compare)),
-        "re-analysis of c.json: margin ±2% (was ±1%), alpha 0.05, --higher-is-better; \
+        "re-analysis of c.json: margin ±2% (was ±1%), alpha 0.05, directions changed by --higher-is-better; \
          compare's looks replayed over the 8 + 9 runs in their order"
     );
     let layout = Reanalysis {

@@ -89,7 +89,7 @@ fn compare_body(report: &CompareReport) -> String {
     let ci = prose::ci_header(report);
     body.push_str(&table(
         &[
-            "metric", "A median", "B median", "B/A", "change", &ci, "verdict",
+            "metric", "A median", "B median", "B/A (HL)", "change", &ci, "verdict",
         ],
         &rows,
     ));

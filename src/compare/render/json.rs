@@ -11,7 +11,7 @@ use crate::compare::{
 };
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
-use crate::run::metric::Unit;
+use crate::run::metric::{Direction, Unit};
 use crate::run::{Imported, RunRecord};
 use crate::stats::bootstrap::Interval;
 use crate::stats::descriptive::Summary;
@@ -51,6 +51,8 @@ pub struct Document<'a> {
 struct Metric<'a> {
     name: &'a str,
     unit: Unit,
+    /// `lower` or `higher`: which way is better on this metric.
+    direction: Direction,
     higher_is_better: bool,
     spawn_corrected: bool,
     a: Option<&'a Summary>,
@@ -104,7 +106,8 @@ fn metric<'a>(report: &'a CompareReport, m: &'a MetricReport) -> Metric<'a> {
     Metric {
         name: &m.name,
         unit: m.unit,
-        higher_is_better: m.higher_is_better,
+        direction: m.direction,
+        higher_is_better: m.direction.higher_is_better(),
         spawn_corrected: m.spawn_corrected,
         a: m.a.as_ref(),
         b: m.b.as_ref(),

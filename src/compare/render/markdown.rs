@@ -39,7 +39,7 @@ pub fn render(report: &CompareReport) -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "| metric | A median | B median | B/A | change | {} | verdict |",
+        "| metric | A median | B median | B/A (HL) | change | {} | verdict |",
         prose::ci_header(report)
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|");

@@ -3,9 +3,8 @@
 //! summary, the settings, the process start and how the experiment ended. Each
 //! renderer lays these out its own way; the words are written once, here.
 
-use crate::compare::{
-    BaselineMode, BaselineUse, CompareReport, Fallback, Limit, MetricReport, Note, Progress, State,
-};
+use super::notes::{baseline, non_positive, ratio_legend, unapplied};
+use crate::compare::{CompareReport, Limit, MetricReport, Note, Progress, State};
 use crate::report::units::{ratio, significant, trimmed, value};
 use crate::run::command::CommandSpec;
 use crate::run::metric::Unit;
@@ -22,7 +21,9 @@ pub mod label {
     pub const WARNING: &str = "warning:";
     pub const SETTINGS: &str = "settings:";
     /// The table of metrics (its first cells are `cells::compare_cells`).
-    pub const TABLE: [&str; 6] = ["metric", "A median", "B median", "B/A", "change", "verdict"];
+    pub const TABLE: [&str; 6] = [
+        "metric", "A median", "B median", "B/A (HL)", "change", "verdict",
+    ];
     /// A side's summary.
     pub const SUMMARY: [&str; 6] = ["median", "mean", "CV", "MAD", "range", "outliers"];
     pub const COUNTERS: &str = "counter";
@@ -85,7 +86,7 @@ pub fn sentence(m: &MetricReport, [a, b]: [&str; 2], margin: f64) -> String {
         ratio(m.ci_low),
         ratio(m.ci_high)
     );
-    let change = describe_change(m.ratio, m.higher_is_better);
+    let change = describe_change(m.ratio, m.direction.higher_is_better());
     let margin_pct = percent(margin);
     match m.verdict {
         Verdict::Faster | Verdict::Slower => format!("{b} is {change} than {a} on {metric}: {ci}"),
@@ -300,73 +301,25 @@ pub fn note(note: &Note) -> String {
             "environment jitter: {} of 0–{max_bytes} bytes per run, recorded per run",
             crate::run::JITTER_VARIABLE
         ),
+        Note::Unapplied(u) => unapplied(u),
+        Note::NonPositive {
+            metric,
+            a,
+            b,
+            difference_scale,
+        } => non_positive(metric, *a, *b, *difference_scale),
         Note::Baseline(used) => baseline(used),
-    }
-}
-
-/// "baseline main: interleaved now, …" or "baseline main: stored runs from
-/// DATE, not interleaved (why), …".
-pub fn baseline(used: &BaselineUse) -> String {
-    let saved = format!(
-        "result #{}, {}{}",
-        used.experiment,
-        crate::report::units::utc(used.saved_unix),
-        used.commit
-            .as_deref()
-            .map(|c| format!(", commit {}", &c[..c.len().min(10)]))
-            .unwrap_or_default()
-    );
-    match &used.mode {
-        BaselineMode::Interleaved { program } => format!(
-            "baseline {}: interleaved now: its command ran again in this experiment{} ({saved}), so drift between sessions cannot pass for an effect",
-            used.name,
-            program
-                .as_deref()
-                .map(|p| format!(", as {p}"))
-                .unwrap_or_default()
-        ),
-        BaselineMode::Stored {
-            why,
-            drift,
-            sessions,
-            margin,
-        } => format!(
-            "baseline {}: stored runs from {}, not interleaved ({}): drift between sessions is allowed for by widening the margin by ±{}% ({}) to ±{}%, and no verdict here fails --fail-on",
-            used.name,
-            saved,
-            fallback(why),
-            trimmed(drift * 100.0),
-            match sessions {
-                0 => "the documented allowance".to_string(),
-                n => format!(
-                    "the larger of the documented allowance and its own runs' drift over {n} later session{}",
-                    if *n == 1 { "" } else { "s" }
-                ),
-            },
-            trimmed(margin * 100.0)
-        ),
-    }
-}
-
-/// Why a baseline was not run again now, in words.
-pub fn fallback(why: &Fallback) -> String {
-    match why {
-        Fallback::Imported => "the other side's values were imported".into(),
-        Fallback::NotKept => "it was saved without a copy of its program to run again".into(),
-        Fallback::CopyGone(path) => format!("the saved copy of its program, {path}, is gone"),
-        Fallback::CopyChanged(path) => {
-            format!("the saved copy of its program, {path}, no longer has its hash")
-        }
-        Fallback::FileGone(path) => format!("{path}, named in its command, is gone"),
-        Fallback::FileChanged(path) => {
-            format!("{path}, named in its command, changed since it was saved")
-        }
     }
 }
 
 /// Every note in words, in the report's order.
 pub fn notes(report: &CompareReport) -> Vec<String> {
-    report.notes.iter().map(note).collect()
+    report
+        .notes
+        .iter()
+        .map(note)
+        .chain(ratio_legend(report))
+        .collect()
 }
 
 /// "settings: margin ±1%, α 0.05, ABBA order, seed 1; CPU …", or for data
@@ -379,8 +332,14 @@ pub fn settings(report: &CompareReport) -> String {
         percent(s.margin),
         trimmed(s.alpha)
     );
-    if s.higher_is_better {
-        text.push_str(", higher is better");
+    let higher: Vec<&str> = report
+        .metrics
+        .iter()
+        .filter(|m| m.direction.higher_is_better())
+        .map(|m| m.name.as_str())
+        .collect();
+    if !higher.is_empty() {
+        text.push_str(&format!(", higher is better on {}", higher.join(", ")));
     }
     match &report.analyze {
         Some(imported) => {
@@ -502,7 +461,11 @@ mod tests {
         MetricReport {
             name: "wall".into(),
             unit: Unit::Seconds,
-            higher_is_better: hib,
+            direction: if hib {
+                crate::run::metric::Direction::Higher
+            } else {
+                crate::run::metric::Direction::Lower
+            },
             spawn_corrected: false,
             runs: [20, 20],
             a: None,

@@ -61,7 +61,7 @@ pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> St
 fn metric_table(report: &CompareReport, color: bool) -> String {
     let ci = prose::ci_header(report);
     let mut table = Table::new(&[
-        "metric", "A median", "B median", "B/A", "change", &ci, "verdict",
+        "metric", "A median", "B median", "B/A (HL)", "change", &ci, "verdict",
     ]);
     for m in &report.metrics {
         let mut row = compare_cells(m).to_vec();

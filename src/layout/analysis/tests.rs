@@ -34,7 +34,7 @@ fn compare_ratios(ratios: &[f64], margin: f64) -> Comparison {
         .enumerate()
         .map(|(i, r)| runs((1.0 + 0.01 * i as f64) * r))
         .collect();
-    compare(&options(margin), &a, &b, (0.95, 0.95))
+    compare(&options(margin), false, &a, &b, (0.95, 0.95))
 }
 
 fn close(x: f64, y: f64, tol: f64) -> bool {
@@ -178,7 +178,7 @@ fn wild_runs_are_set_aside_and_the_effect_is_found() {
     // 5 robust sd of the ±0.1% run noise: the 9 are set aside, and the
     // 3% slowdown is found in every layout.
     let (a, b) = slowed_in_three_layouts(1.03);
-    let c = compare(&options(0.01), &a, &b, (0.95, 0.95));
+    let c = compare(&options(0.01), false, &a, &b, (0.95, 0.95));
     assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
     let r = c.controlled.unwrap();
     assert_eq!((r.wild_runs, r.runs), (9, 80));
@@ -196,7 +196,7 @@ fn a_busy_machine_is_the_named_cause_of_an_unknown() {
         let f = if i % 2 == 0 { 1.006 } else { 1.0 / 1.006 };
         cell.iter_mut().for_each(|v| *v *= f);
     }
-    let c = compare(&options(0.01), &a, &b, (0.95, 0.95));
+    let c = compare(&options(0.01), false, &a, &b, (0.95, 0.95));
     assert_eq!(c.verdict, Verdict::Unknown, "{c:?}");
     match c.undecided {
         Some(Undecided::RunOutliers {
@@ -226,7 +226,7 @@ fn run_noise_within_layouts_asks_for_rounds_not_layouts() {
             noise.iter().map(|n| m * n).collect()
         })
         .collect();
-    let c = compare(&options(0.01), &a, &b, (0.95, 0.95));
+    let c = compare(&options(0.01), false, &a, &b, (0.95, 0.95));
     assert_eq!(c.verdict, Verdict::Unknown, "{c:?}");
     match c.undecided {
         Some(Undecided::RunNoise { share, rounds }) => {
@@ -251,7 +251,7 @@ fn the_intervals_do_not_depend_on_the_seed() {
     let bounds = |seed: u64| {
         let mut o = options(0.01);
         o.seed = seed;
-        let c = compare(&o, &a, &b, (0.99, 0.99));
+        let c = compare(&o, false, &a, &b, (0.99, 0.99));
         let (d, r) = (c.default_ratio.unwrap(), c.controlled.unwrap());
         [d.low, d.high, r.low, r.high]
     };

@@ -9,11 +9,11 @@ use crate::layout::explanation::Explain;
 use crate::layout::merged::Merged;
 use crate::layout::variants::{SourceStatus, Variant};
 use crate::layout::{
-    BuildSpec, LayoutReport, LayoutRun, Look, MatrixRow, RatioInterval, Settings, Status, Timing,
-    Undecided, VariantValue,
+    BuildSpec, LayoutReport, LayoutRun, Look, MatrixRow, NoDefaultInterval, RatioInterval,
+    Settings, Status, Timing, Undecided, VariantValue,
 };
 use crate::run::environment::Environment;
-use crate::run::metric::Unit;
+use crate::run::metric::{Direction, Unit};
 use crate::run::Imported;
 use crate::stats::fragility::Fragility;
 use crate::stats::hierarchical::LayoutRatio;
@@ -66,6 +66,8 @@ struct Row<'a> {
     build: &'a str,
     metric: &'a str,
     unit: Unit,
+    /// `lower` or `higher`: which way is better on this metric.
+    direction: Direction,
     default_value: f64,
     spread_cv: f64,
     variants: &'a [VariantValue],
@@ -88,6 +90,9 @@ struct ComparisonDoc<'a> {
     sentence: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     undecided: Option<&'a Undecided>,
+    /// Why the default layout has no interval, when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_default_interval: Option<NoDefaultInterval>,
     hint: Option<String>,
     /// Layouts where the build stands apart reproducibly (null: none found,
     /// or fewer than 5 layouts or 2 runs a cell to tell).
@@ -133,6 +138,7 @@ fn row<'a>(report: &LayoutReport, row: &'a MatrixRow) -> Row<'a> {
         build: &row.build,
         metric: &row.metric,
         unit: row.unit,
+        direction: row.direction,
         default_value: row.default_value,
         spread_cv: row.spread_cv,
         variants: &row.variants,
@@ -147,6 +153,7 @@ fn row<'a>(report: &LayoutReport, row: &'a MatrixRow) -> Row<'a> {
             artifact_share: c.artifact_share,
             sentence: prose::comparison_sentence(report, row, c),
             undecided: c.undecided.as_ref(),
+            no_default_interval: c.no_default_interval,
             hint: prose::comparison_hint(report, c),
             fragility: c.fragility.as_ref(),
             placement_points: c.placement_points,

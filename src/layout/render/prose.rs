@@ -43,7 +43,7 @@ pub fn subject(row: &MatrixRow) -> String {
 /// printing step.
 pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Comparison) -> String {
     let names = (report.builds[0].name.as_str(), row.build.as_str());
-    let hib = report.settings.higher_is_better;
+    let hib = row.direction.higher_is_better();
     let mut text = sentence(c, names, report.settings.margin, hib);
     if let (Some(points), Some(d)) = (c.placement_points, c.default_ratio) {
         let _ = write!(text, "; {}", placement(d.estimate, points));
@@ -303,6 +303,10 @@ pub fn note(note: &Note) -> String {
             }
         ),
         Note::ExplainSkipped => "--explain skipped: interrupted".to_string(),
+        Note::Unapplied(u) => crate::compare::render::notes::unapplied(u),
+        Note::ZeroValues { metric, runs, of } => format!(
+            "{metric} was 0 in {runs} of {of} measured runs (below its resolution): a layout whose estimate is 0 has no ratio and is left out of the interval across layouts; longer runs avoid it"
+        ),
         Note::MaxTimeInBatch {
             max_time_s,
             rounds_done,
@@ -358,6 +362,7 @@ pub fn notes(report: &LayoutReport) -> Vec<String> {
         lines.push(busy);
     }
     lines.extend(report.notes.iter().map(note));
+    lines.extend(no_default_interval_lines(report));
     lines
 }
 
@@ -376,6 +381,42 @@ pub fn busy_machine(report: &LayoutReport) -> Option<String> {
         load.cpus,
         if load.cpus == 1 { "" } else { "s" }
     ))
+}
+
+/// One line per cause of a default layout without an interval, naming the
+/// comparisons it holds for: their ARTIFACT test could not be made.
+pub fn no_default_interval_lines(report: &LayoutReport) -> Vec<String> {
+    let mut causes: Vec<(crate::layout::NoDefaultInterval, Vec<String>)> = Vec::new();
+    for row in &report.matrix {
+        let Some(cause) = row.comparison.as_ref().and_then(|c| c.no_default_interval) else {
+            continue;
+        };
+        match causes.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, subjects)) => subjects.push(subject(row)),
+            None => causes.push((cause, vec![subject(row)])),
+        }
+    }
+    causes
+        .into_iter()
+        .map(|(cause, subjects)| {
+            let why = match cause {
+                crate::layout::NoDefaultInterval::TooFewRuns { a, b } => format!(
+                    "the default layout has {a} measured run{} of the baseline and {b} of the build, and its interval needs 2 of each (2 or more rounds)",
+                    if a == 1 { "" } else { "s" }
+                ),
+                crate::layout::NoDefaultInterval::NonPositive => {
+                    "a value at the default layout is 0 or below, where a ratio has no log scale".to_string()
+                }
+                crate::layout::NoDefaultInterval::Undefined => {
+                    "the default layout's runs give an infinite or undefined interval".to_string()
+                }
+            };
+            format!(
+                "no default-layout interval for {}: {why}; so its verdict is UNKNOWN and ARTIFACT cannot be called",
+                subjects.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// A merge's lines: each shard problem, each comparison's per-model

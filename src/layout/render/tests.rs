@@ -51,6 +51,7 @@ fn comparison(verdict: Verdict, default: f64, controlled: LayoutRatio) -> Compar
         undecided: None,
         fragility: None,
         placement_points: None,
+        no_default_interval: None,
     }
 }
 
@@ -175,6 +176,7 @@ fn row(build: &str, value: f64, comparison: Option<Comparison>) -> MatrixRow {
         build: build.into(),
         metric: "wall".into(),
         unit: Unit::Seconds,
+        direction: crate::run::metric::Direction::Lower,
         default_value: value,
         spread_cv: 0.031,
         variants: (0..8)
@@ -249,7 +251,7 @@ fn report() -> LayoutReport {
         settings: Settings {
             run_template: "{out} --iterations 9".into(),
             metrics: vec!["wall".into()],
-            higher_is_better: false,
+            higher_is_better: crate::run::metric::HigherIsBetter::Off,
             layouts: 9,
             max_layouts: Some(32),
             rounds: 5,
