@@ -205,6 +205,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     }
     let options = args.to_options()?;
     args.output.files().check("compare", FORMATS)?;
+    args.store.check(&args.output.files())?;
     if let Some(name) = &args.baseline {
         let (output, store) = (&args.output, &args.store);
         return super::baseline::compare(&options, name, args.force, output, store, &args.fail_on);

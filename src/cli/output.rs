@@ -132,6 +132,11 @@ impl ReportFiles {
         self
     }
 
+    /// Each file's format and path.
+    pub fn paths(&self) -> impl Iterator<Item = (Format, &Path)> {
+        self.0.iter().map(|(f, p)| (*f, p.as_path()))
+    }
+
     /// Before any work: every file is in a format `verb` writes (else a usage
     /// error, exit 2), and every path can be written (a temporary sibling is
     /// created and removed; else "cannot write PATH: cause", exit 1), so an

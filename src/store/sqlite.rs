@@ -17,20 +17,41 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    /// Open (creating it and its directory if needed) the store at `path`.
-    pub fn open(path: &Path) -> Result<Sqlite, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
+    /// Open the store at `path`: for writing (creating it, and its directory
+    /// if needed: the default `.ghostbench` owner-only), or read-only, when
+    /// it must exist. A link or anything but a regular file is refused, never
+    /// followed or replaced: SQLite keeps its `-wal` and `-shm` files beside
+    /// the path it is given, so a link would split the database from its log.
+    pub fn open(path: &Path, read_only: bool) -> Result<Sqlite, StoreError> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_symlink() => {
+                return Err(StoreError::Invalid(
+                    "it is a symbolic link; a store is opened only where it is (give the link's target)"
+                        .into(),
+                ))
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(StoreError::Invalid("it is not a regular file".into()))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if read_only {
+                    return Err(StoreError::Invalid(
+                        "there is no store here (nothing has been stored yet)".into(),
+                    ));
+                }
+                make_dir(path)?;
+            }
+            Err(e) => return Err(StoreError::Io(e.to_string())),
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let access = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+        };
+        let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
-        // WAL: a reader never blocks the writer, and a killed writer's
-        // half-written transaction is simply not in the log's committed part.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
         Ok(Sqlite { conn })
@@ -42,6 +63,20 @@ impl Sqlite {
             .query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
             .map_err(sqlite)
     }
+}
+
+/// The directory of a new store: the default `.ghostbench` owner-only
+/// through the file-safety walk, any other as the user named it.
+fn make_dir(path: &Path) -> Result<(), StoreError> {
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let made = if path == Path::new(super::DEFAULT_PATH) {
+        crate::safe_file::private_dir(Path::new("."), dir).map(|_| ())
+    } else {
+        std::fs::create_dir_all(dir)
+    };
+    made.map_err(|e| StoreError::Io(e.to_string()))
 }
 
 fn sqlite(e: rusqlite::Error) -> StoreError {
@@ -111,5 +146,17 @@ impl Backend for Sqlite {
 
     fn id_column(&self) -> &'static str {
         "INTEGER PRIMARY KEY AUTOINCREMENT"
+    }
+
+    fn tables_query(&self) -> &'static str {
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+    }
+
+    fn setup_writes(&mut self) -> Result<(), StoreError> {
+        // WAL: a reader never blocks the writer, and a killed writer's
+        // half-written transaction is simply not in the log's committed part.
+        self.conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(sqlite)
     }
 }
