@@ -514,7 +514,12 @@ fn big_report(dir: &Path, runs: usize, n: usize) -> PathBuf {
         "commands": [{"name": "A", "text": "true", "argv": ["true"], "shell": false},
                      {"name": "B", "text": "true", "argv": ["true"], "shell": false}],
         "settings": {"margin": 0.01, "alpha": 0.05}, "status": {"state": "decided", "message": null, "last_output": []},
-        "environment": {"cpu_model": "test", "kernel": "test", "timestamp_unix": 1700000000 + n,
+        "environment": {"cpu_model": "test", "logical_cpus": 2, "kernel": "test", "governor": null,
+                        "turbo": null, "load_average": [0.0, 0.0, 0.0], "aslr": "2 (full)",
+                        "split_lock_mitigate": null, "split_lock_detect": null,
+                        "perf_event_paranoid": 2, "transparent_hugepage": null,
+                        "virtualization": null, "tool_version": "0.1.0",
+                        "timestamp_unix": 1700000000 + n,
                         "command_line": ["ghostbench"]},
         "metrics": [{"name": "wall", "verdict": "SAME", "ratio": 1.0, "ci_low": 0.99, "ci_high": 1.01}],
         "runs": records

@@ -179,7 +179,12 @@ impl Store {
             }
         }
         if access.read_only {
-            let found = schema::current(db.as_mut()).unwrap_or(0);
+            // A store without its `meta` table yet is schema 0.
+            let found = if !has_meta(db.as_mut())? {
+                0
+            } else {
+                schema::current(db.as_mut())?
+            };
             if found > schema::VERSION {
                 return Err(StoreError::Newer {
                     found,
@@ -566,4 +571,13 @@ fn sha256(text: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Whether the store has its `meta` table (a new or empty database has not).
+fn has_meta(db: &mut dyn Backend) -> Result<bool, StoreError> {
+    let sql = db.tables_query();
+    Ok(db
+        .query(sql, &[])?
+        .into_iter()
+        .any(|r| r.first().and_then(Val::as_str) == Some("meta")))
 }

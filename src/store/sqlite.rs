@@ -50,7 +50,15 @@ impl Sqlite {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
         };
         let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        if read_only && !readable(&conn) {
+            // A WAL store in a directory this user cannot write: SQLite
+            // cannot make the `-shm` index it reads through, so the file is
+            // read as it is on disk (its committed, checkpointed content).
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            conn = Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(sqlite)?;
+        }
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
@@ -77,6 +85,28 @@ fn make_dir(path: &Path) -> Result<(), StoreError> {
         std::fs::create_dir_all(dir)
     };
     made.map_err(|e| StoreError::Io(e.to_string()))
+}
+
+/// Whether a read-only connection can read its database.
+fn readable(conn: &Connection) -> bool {
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .is_ok()
+}
+
+/// A path as the path of a `file:` URI (`%`, `?` and `#` escaped).
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn sqlite(e: rusqlite::Error) -> StoreError {
