@@ -23,8 +23,7 @@ pub use sql::{Backend, Val};
 use std::fmt;
 use std::path::PathBuf;
 
-/// Where the default store lives, relative to the working directory.
-pub const DEFAULT_PATH: &str = ".ghostbench/results.db";
+pub use sqlite::DEFAULT_PATH;
 
 /// A store's address: a SQLite file, or a PostgreSQL URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

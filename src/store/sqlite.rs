@@ -9,6 +9,9 @@ use rusqlite::{Connection, OpenFlags, ToSql};
 use std::path::Path;
 use std::time::Duration;
 
+/// Where the default store lives, relative to the working directory.
+pub const DEFAULT_PATH: &str = ".ghostbench/results.db";
+
 /// How long a writer waits for another to finish before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -79,7 +82,7 @@ fn make_dir(path: &Path) -> Result<(), StoreError> {
     let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
         return Ok(());
     };
-    let made = if path == Path::new(super::DEFAULT_PATH) {
+    let made = if path == Path::new(DEFAULT_PATH) {
         crate::safe_file::private_dir(Path::new("."), dir).map(|_| ())
     } else {
         std::fs::create_dir_all(dir)
