@@ -9,7 +9,7 @@ use crate::run::capture::Keep;
 use crate::run::launch::{self, Launch};
 use crate::safe_file;
 use crate::store::record::{Git, Verdict};
-use crate::store::{context, Access, Location, Record, Store, DEFAULT_PATH};
+use crate::store::{context, Access, Location, Record, Store, StoreError, DEFAULT_PATH};
 use anyhow::{bail, Result};
 use clap::Args;
 use serde_json::Value;
@@ -79,7 +79,8 @@ impl StoreArgs {
     /// place that keeps results (else a usage error, exit 2), no report file
     /// is the store itself (exit 2: the report would overwrite it), and an
     /// existing SQLite store is a file of ghostbench's (not a link, a special
-    /// file or a foreign database: exit 1). Nothing is created or changed.
+    /// file or a foreign database: exit 1). Nothing is created or changed
+    /// (but an older schema, migrated as the save after the work would).
     pub fn check(&self, files: &ReportFiles) -> Result<()> {
         let Some(location) = self.location() else {
             return Ok(());
@@ -100,8 +101,12 @@ impl StoreArgs {
             }
         }
         if std::fs::symlink_metadata(path).is_ok() {
-            Store::open_as(&location, self.access(true))
-                .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?;
+            match Store::open_as(&location, self.access(true)) {
+                // A newer schema is the store's warning after the work,
+                // which the work's report files do not depend on.
+                Ok(_) | Err(StoreError::Newer { .. }) => {}
+                Err(e) => bail!("store {location}: {e}"),
+            }
         }
         Ok(())
     }
