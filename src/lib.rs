@@ -13,6 +13,7 @@ pub mod layout;
 pub mod probe;
 pub mod report;
 pub mod run;
+pub mod safe_file;
 pub mod stats;
 pub mod store;
 pub mod structs;

@@ -22,7 +22,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, read_json, require_tool, timing_lock, PLACED_COST};
+use common::{fixture, read_json, require_shuffle, require_tool, timing_lock, PLACED_COST};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -269,7 +269,8 @@ fn a_shard_writes_a_complete_result_atomically() {
 
 #[test]
 fn a_failed_shard_writes_status_failed_with_its_cause() {
-    if !require_tool("cc") {
+    // Seeds 2 and 3 must be two builds: that takes the shuffle source.
+    if !require_tool("cc") || !require_shuffle() {
         return;
     }
     let _lock = timing_lock();

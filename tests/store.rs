@@ -534,8 +534,9 @@ fn four_concurrent_writers_store_all_80_results(dir: &Path, store: &str) {
     );
 }
 
-/// A compare document with `runs` runs, one `wall` value each, for `history import`.
-fn big_report(dir: &Path, runs: usize) -> PathBuf {
+/// A compare document with `runs` runs, one `wall` value each, for `history
+/// import`; `n` makes it a document of its own (import stores a document once).
+fn big_report(dir: &Path, runs: usize, n: usize) -> PathBuf {
     let records: Vec<serde_json::Value> = (0..runs)
         .map(|r| {
             serde_json::json!({
@@ -550,13 +551,18 @@ fn big_report(dir: &Path, runs: usize) -> PathBuf {
         "schema": "ghostbench.compare", "schema_version": 1,
         "commands": [{"name": "A", "text": "true", "argv": ["true"], "shell": false},
                      {"name": "B", "text": "true", "argv": ["true"], "shell": false}],
-        "settings": {"margin": 0.01}, "status": {"state": "decided", "message": null, "last_output": []},
-        "environment": {"cpu_model": "test", "kernel": "test", "timestamp_unix": 1700000000,
+        "settings": {"margin": 0.01, "alpha": 0.05}, "status": {"state": "decided", "message": null, "last_output": []},
+        "environment": {"cpu_model": "test", "logical_cpus": 2, "kernel": "test", "governor": null,
+                        "turbo": null, "load_average": [0.0, 0.0, 0.0], "aslr": "2 (full)",
+                        "split_lock_mitigate": null, "split_lock_detect": null,
+                        "perf_event_paranoid": 2, "transparent_hugepage": null,
+                        "virtualization": null, "tool_version": "0.1.0",
+                        "timestamp_unix": 1700000000 + n,
                         "command_line": ["ghostbench"]},
         "metrics": [{"name": "wall", "verdict": "SAME", "ratio": 1.0, "ci_low": 0.99, "ci_high": 1.01}],
         "runs": records
     });
-    let path = dir.join("big.json");
+    let path = dir.join(format!("big-{n}.json"));
     std::fs::write(&path, doc.to_string()).unwrap();
     path
 }
@@ -570,10 +576,12 @@ fn big_report(dir: &Path, runs: usize) -> PathBuf {
 fn a_writer_killed_50_times_loses_no_completed_result(dir: &Path, store: &str) {
     const RUNS: usize = 2000;
     const FILES: usize = 40;
-    let report = big_report(dir, RUNS);
-    let files = vec![report.to_str().unwrap(); FILES];
+    let reports: Vec<PathBuf> = (0..FILES).map(|n| big_report(dir, RUNS, n)).collect();
+    let files: Vec<&str> = reports.iter().map(|r| r.to_str().unwrap()).collect();
+    // A file stored by an earlier, killed import is "already stored as result #N".
     let completed_of = |line: &str| {
         line.strip_prefix("stored result #")
+            .or_else(|| line.strip_prefix("already stored as result #"))
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|id| id.parse::<i64>().ok())
     };
@@ -618,10 +626,14 @@ fn a_writer_killed_50_times_loses_no_completed_result(dir: &Path, store: &str) {
     let stored: usize = sql(store, "SELECT COUNT(*) FROM experiments")
         .parse()
         .unwrap();
-    assert!(stored >= completed.len(), "{stored} < {}", completed.len());
     // At least the 1–3 results each run was let finish.
     let waited: usize = (0..50).map(|kill| 1 + kill % 3).sum();
     assert!(completed.len() >= waited, "{} < {waited}", completed.len());
+    // Each file is stored once, however often it was imported.
+    completed.sort_unstable();
+    completed.dedup();
+    assert!(stored >= completed.len(), "{stored} < {}", completed.len());
+    assert!(stored <= FILES, "{stored} results from {FILES} files");
     eprintln!(
         "killed 50 times ({finished_first} finished first): {} results reported stored, {stored} stored (a kill between a commit and its line leaves one more)",
         completed.len()
@@ -649,6 +661,7 @@ fn a_writer_killed_50_times_loses_no_completed_result(dir: &Path, store: &str) {
         "0"
     );
     // And the store still takes results.
+    let report = big_report(dir, RUNS, FILES);
     let out = ghostbench(dir, store, &["history", "import", report.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

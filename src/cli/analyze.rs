@@ -71,6 +71,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     args.fail_on.verdicts()?;
     let options = args.to_options()?;
     args.output.files().check("analyze", FORMATS)?;
+    args.store.check(&args.output.files())?;
     if let Some(name) = &args.baseline {
         return super::baseline::analyze(&options, name, &args.output, &args.store, &args.fail_on);
     }

@@ -207,6 +207,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     }
     let options = args.to_options()?;
     args.output.files().check("compare", FORMATS)?;
+    args.store.check(&args.output.files())?;
     if let Some(name) = &args.baseline {
         let gate = super::baseline::Gate {
             name,

@@ -213,7 +213,8 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         bail!("the demo needs a C++ compiler (g++ or clang++) on PATH");
     }
     let dir = Path::new(".ghostbench/demo");
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::safe_file::private_dir(Path::new("."), dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let source = dir.join("dispatch.cpp");
     if std::fs::read_to_string(&source).ok().as_deref() != Some(DISPATCH_CPP) {
         std::fs::write(&source, DISPATCH_CPP)
@@ -411,7 +412,8 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let dir = Path::new(".ghostbench/demo");
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::safe_file::private_dir(Path::new("."), dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let source = dir.join("hazards.c");
     std::fs::write(&source, HAZARDS_C)
         .with_context(|| format!("cannot write {}", source.display()))?;

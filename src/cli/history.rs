@@ -110,10 +110,11 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
 }
 
 /// `history import FILE...`: each file one transaction, stored whole or not
-/// at all; a file that cannot be read or is not a report stops the import
-/// with one line naming it (the files before it are stored).
+/// at all; a file that cannot be read or is not a report `history show` can
+/// read stops the import with one line naming it (the files before it are
+/// stored); a document already stored is named and not stored again.
 fn import(args: ImportArgs) -> Result<i32> {
-    let mut store = args.store.open()?;
+    let mut store = args.store.open_for_writing()?;
     let location = store.location().to_string();
     for path in &args.files {
         let text = std::fs::read_to_string(path)
@@ -134,9 +135,29 @@ fn import(args: ImportArgs) -> Result<i32> {
                 _ => "compare",
             }
         };
+        // Stored only what `history show` can read back, by its own reader.
+        if verb != "baseline" {
+            readable(&doc, &path.display().to_string()).with_context(|| {
+                format!(
+                    "{}: not a report history show can read (nothing stored)",
+                    path.display()
+                )
+            })?;
+        }
         // Where the file was made is unknown: no git state, no host.
         let record = crate::store::Record::from_document(verb, &doc, None, None)
             .with_context(|| path.display().to_string())?;
+        // The same document twice is stored once.
+        let known = store
+            .find_document(&record.document)
+            .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?;
+        if let Some(id) = known {
+            eprintln!(
+                "already stored as result #{id} in {location} ({})",
+                path.display()
+            );
+            continue;
+        }
         let id = store
             .save(&record)
             .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?;
@@ -150,7 +171,7 @@ fn show(args: ShowArgs) -> Result<i32> {
     args.output.files().check("history show", FORMATS)?;
     let mut store = args.store.open()?;
     let location = store.location().to_string();
-    let Some((_verb, text)) = store
+    let Some((verb, text)) = store
         .document(args.id)
         .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?
     else {
@@ -176,16 +197,49 @@ fn show(args: ShowArgs) -> Result<i32> {
         })?;
         return Ok(super::exit::OK);
     }
-    let reports = rerender(&doc, &label)?;
-    print!("{}", reports.terminal(output.color()));
-    output.files().write(|format| match format {
+    // A stored run that failed before it measured anything has nothing to
+    // re-analyze: its document is still shown and written as it was.
+    let reports = match rerender(&doc, &label) {
+        Ok(reports) => Ok(reports),
+        Err(error) => {
+            println!("{label} ({verb}): {}", words::status(&doc));
+            Err(format!("{error:#}"))
+        }
+    };
+    if let Ok(reports) = &reports {
+        print!("{}", reports.terminal(output.color()));
+    }
+    output.files().write(|format| match (format, &reports) {
         // The document as it was written, not a re-analysis.
-        Format::Json => json(&doc),
-        Format::Markdown => Ok(reports.markdown()),
-        Format::Html => Ok(reports.html()),
-        Format::Sarif => Err(format.unsupported("history show", FORMATS)),
+        (Format::Json, _) => json(&doc),
+        (Format::Markdown, Ok(reports)) => Ok(reports.markdown()),
+        (Format::Html, Ok(reports)) => Ok(reports.html()),
+        (Format::Markdown | Format::Html, Err(cause)) => {
+            bail!(
+                "{label} cannot be re-rendered as {}: {cause}",
+                format.flag()
+            )
+        }
+        (Format::Sarif, _) => Err(format.unsupported("history show", FORMATS)),
     })?;
     Ok(super::exit::OK)
+}
+
+/// Whether `history show` can read `doc`: it re-renders, or it is a run
+/// that stopped (failed or interrupted), whose status `show` prints.
+fn readable(doc: &Value, label: &str) -> Result<()> {
+    let error = match rerender(doc, label) {
+        Ok(_) => return Ok(()),
+        Err(error) => error,
+    };
+    let first = match doc {
+        Value::Array(items) => items.first().unwrap_or(doc),
+        one => one,
+    };
+    match first["status"]["state"].as_str() {
+        Some("failed" | "interrupted") => Ok(()),
+        _ => Err(error),
+    }
 }
 
 /// The report files `history show` writes.

@@ -258,6 +258,7 @@ impl LayoutArgs {
 pub fn run(args: LayoutArgs) -> Result<i32> {
     args.fail_on.verdicts()?;
     args.output.files().check("layout", FORMATS)?;
+    args.store.check(&args.output.files())?;
     if let Some(plan) = &args.plan {
         return run_plan(&args, plan);
     }

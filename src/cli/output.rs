@@ -132,6 +132,11 @@ impl ReportFiles {
         self
     }
 
+    /// Each file's format and path.
+    pub fn paths(&self) -> impl Iterator<Item = (Format, &Path)> {
+        self.0.iter().map(|(f, p)| (*f, p.as_path()))
+    }
+
     /// Before any work: every file is in a format `verb` writes (else a usage
     /// error, exit 2), and every path can be written (a temporary sibling is
     /// created and removed; else "cannot write PATH: cause", exit 1), so an
@@ -173,26 +178,12 @@ pub fn json<T: Serialize + ?Sized>(report: &T) -> Result<String> {
     serde_json::to_string_pretty(report).context("cannot serialise the report")
 }
 
-/// Whether a file can be written at `path`: not a directory, and its
-/// directory takes a new file (created and removed again).
+/// Whether a file can be written at `path`, by the file-safety rule
+/// (`safe_file::check`): a regular file's directory takes a new file (created
+/// and removed again); a device or FIFO is written in place; a directory, a
+/// block device, a socket or a link to nothing is refused.
 fn check_writable(path: &Path) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let probe = dir.join(format!(".{name}.{}.ghostbench-check", std::process::id()));
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)?;
-    std::fs::remove_file(&probe)
+    crate::safe_file::check(path)
 }
 
 #[cfg(test)]

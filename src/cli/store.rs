@@ -3,11 +3,13 @@
 //! document in the store: a store that cannot be written is a one-line
 //! warning, never a failed experiment.
 
-use super::exit::UsageError;
+use super::exit::{usage, UsageError};
+use super::output::ReportFiles;
 use crate::run::capture::Keep;
 use crate::run::launch::{self, Launch};
+use crate::safe_file;
 use crate::store::record::{Git, Verdict};
-use crate::store::{context, Location, Record, Store, DEFAULT_PATH};
+use crate::store::{context, Access, Location, Record, Store, StoreError, DEFAULT_PATH};
 use anyhow::{bail, Result};
 use clap::Args;
 use serde_json::Value;
@@ -24,6 +26,10 @@ pub struct StoreArgs {
     /// Do not record this result.
     #[arg(long, conflicts_with = "store")]
     pub no_store: bool,
+    /// Use a store database that holds tables ghostbench did not create
+    /// (ghostbench's tables are added beside them); refused otherwise.
+    #[arg(long, conflicts_with = "no_store")]
+    pub store_foreign: bool,
 }
 
 impl StoreArgs {
@@ -40,12 +46,69 @@ impl StoreArgs {
         Some(Location::parse(&text))
     }
 
-    /// Open the store for reading or for a baseline (an error when it cannot be).
+    /// Open the store for reading (a baseline, `history`): read-only, so a
+    /// store others may only read serves too; an error when it cannot be.
     pub fn open(&self) -> Result<Store> {
+        self.open_as(true)
+    }
+
+    /// Open the store for writing (`history import`).
+    pub fn open_for_writing(&self) -> Result<Store> {
+        self.open_as(false)
+    }
+
+    fn open_as(&self, read_only: bool) -> Result<Store> {
         let Some(location) = self.location() else {
             bail!("--no-store: there is no store to read");
         };
-        Store::open(&location).map_err(|e| anyhow::anyhow!("store {location}: {e}"))
+        if let Some(why) = location.refusal() {
+            return Err(usage(format!("--store: {why}")));
+        }
+        Store::open_as(&location, self.access(read_only))
+            .map_err(|e| anyhow::anyhow!("store {location}: {e}"))
+    }
+
+    fn access(&self, read_only: bool) -> Access {
+        Access {
+            read_only,
+            foreign: self.store_foreign,
+        }
+    }
+
+    /// Before any work, for a verb that stores its result: the store is a
+    /// place that keeps results (else a usage error, exit 2), no report file
+    /// is the store itself (exit 2: the report would overwrite it), and an
+    /// existing SQLite store is a file of ghostbench's (not a link, a special
+    /// file or a foreign database: exit 1). Nothing is created or changed
+    /// (but an older schema, migrated as the save after the work would).
+    pub fn check(&self, files: &ReportFiles) -> Result<()> {
+        let Some(location) = self.location() else {
+            return Ok(());
+        };
+        if let Some(why) = location.refusal() {
+            return Err(usage(format!("--store: {why}")));
+        }
+        let Location::Sqlite(path) = &location else {
+            return Ok(());
+        };
+        for (format, file) in files.paths() {
+            if safe_file::same_file(file, path) {
+                return Err(usage(format!(
+                    "{} {} is the results store; give another path (or --no-store)",
+                    format.flag(),
+                    file.display()
+                )));
+            }
+        }
+        if std::fs::symlink_metadata(path).is_ok() {
+            match Store::open_as(&location, self.access(true)) {
+                // A newer schema is the store's warning after the work,
+                // which the work's report files do not depend on.
+                Ok(_) | Err(StoreError::Newer { .. }) => {}
+                Err(e) => bail!("store {location}: {e}"),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -82,7 +145,7 @@ pub type Naming<'a> = (&'a str, usize, Option<&'a str>);
 /// one-line warning; never fails.
 pub fn save(store: &StoreArgs, record: &Record, baseline: Option<Naming>) -> Option<i64> {
     let location = store.location()?;
-    let saved = Store::open(&location).and_then(|mut s| match baseline {
+    let saved = Store::open_as(&location, store.access(false)).and_then(|mut s| match baseline {
         Some((name, command, rerun)) => s.save_with_baseline(record, name, command, rerun),
         None => s.save(record),
     });
@@ -255,6 +318,7 @@ mod tests {
         let args = StoreArgs {
             store: Some("postgresql://u:secret@h:5/db".into()),
             no_store: false,
+            store_foreign: false,
         };
         let location = args.location().unwrap();
         assert!(matches!(location, Location::Postgres(_)));
@@ -262,6 +326,7 @@ mod tests {
         let off = StoreArgs {
             store: None,
             no_store: true,
+            store_foreign: false,
         };
         assert_eq!(off.location(), None);
     }

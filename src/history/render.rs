@@ -193,3 +193,17 @@ pub fn baseline(doc: &serde_json::Value) -> String {
         table.render()
     )
 }
+
+/// A stored document's status in one line, for a result that cannot be
+/// re-rendered: "failed: B: command failed: exit code 1".
+pub fn status(doc: &serde_json::Value) -> String {
+    let first = match doc {
+        serde_json::Value::Array(items) => items.first().unwrap_or(doc),
+        one => one,
+    };
+    let state = first["status"]["state"].as_str().unwrap_or("unknown state");
+    match first["status"]["message"].as_str() {
+        Some(message) => format!("{state}: {message}"),
+        None => format!("{state}, with nothing to re-analyze"),
+    }
+}

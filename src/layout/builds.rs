@@ -246,7 +246,8 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
     {
         return succeeded(job, 0.0, true);
     }
-    if let Err(e) = std::fs::create_dir_all(&job.dir) {
+    // WORK/BUILD/SEED: owner-only, no link in it (the file-safety rule).
+    if let Err(e) = crate::safe_file::private_tail(&job.dir, 2) {
         return failed(
             job,
             0.0,
@@ -310,7 +311,7 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
 
 fn copy_build(from: &BuildJob, to: &BuildJob) -> BuildResult {
     let copy = || -> Result<()> {
-        std::fs::create_dir_all(&to.dir)?;
+        crate::safe_file::private_tail(&to.dir, 2)?;
         let _ = std::fs::remove_file(&to.out);
         std::fs::copy(&from.out, &to.out)?;
         std::fs::write(to.dir.join(KEY_FILE), format!("{:016x}", to.key))?;
@@ -467,7 +468,7 @@ mod tests {
     #[test]
     fn a_build_runs_once_then_comes_from_the_cache() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("b");
+        let dir = tmp.path().join("b/1");
         let job = shell_job(&dir, &format!("echo $CFLAGS > {}/bin", dir.display()));
         let first = build_one(&job, false);
         assert!(first.ok && !first.reused, "{first:?}");
@@ -480,10 +481,8 @@ mod tests {
     #[test]
     fn failed_builds_say_how_and_keep_their_last_output() {
         let tmp = tempfile::tempdir().unwrap();
-        let failing = shell_job(
-            tmp.path(),
-            "echo compiling; echo 'x.c:1: error' >&2; exit 3",
-        );
+        let tmp = tmp.path().join("B/1");
+        let failing = shell_job(&tmp, "echo compiling; echo 'x.c:1: error' >&2; exit 3");
         let result = build_one(&failing, false);
         assert!(!result.ok);
         assert_eq!(
@@ -491,15 +490,15 @@ mod tests {
             Some("build failed with exit code 3")
         );
         assert_eq!(result.output_tail, ["compiling", "x.c:1: error"]);
-        let crashing = shell_job(tmp.path(), "kill -SEGV $$");
+        let crashing = shell_job(&tmp, "kill -SEGV $$");
         assert_eq!(
             build_one(&crashing, false).error.as_deref(),
             Some("build killed by signal 11 (SIGSEGV)")
         );
-        let silent = shell_job(tmp.path(), "true");
+        let silent = shell_job(&tmp, "true");
         let error = build_one(&silent, false).error.unwrap();
         assert!(error.contains("did not write"), "{error}");
-        let mut missing = shell_job(tmp.path(), "true");
+        let mut missing = shell_job(&tmp, "true");
         missing.argv[0] = "ghostbench-no-such-compiler".into();
         let error = build_one(&missing, false).error.unwrap();
         assert!(error.contains("ghostbench-no-such-compiler"), "{error}");

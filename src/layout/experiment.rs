@@ -74,12 +74,18 @@ pub fn run(
     if options.max_layouts.is_some_and(|m| m < options.layouts) {
         bail!("--max-layouts must be at least the first batch of --layouts");
     }
-    let work_dir = options
-        .work_root
-        .join(".ghostbench/work")
-        .join(experiment_name(options));
-    std::fs::create_dir_all(&work_dir)
-        .with_context(|| format!("cannot create {}", work_dir.display()))?;
+    // Owner-only, walked without following links: the experiment's name is
+    // predictable, so a directory or link planted there is refused.
+    let work_dir = crate::safe_file::private_dir(
+        &options.work_root,
+        &Path::new(".ghostbench/work").join(experiment_name(options)),
+    )
+    .with_context(|| {
+        format!(
+            "cannot use {}",
+            options.work_root.join(".ghostbench/work").display()
+        )
+    })?;
     let work_dir = std::fs::canonicalize(&work_dir).unwrap_or(work_dir);
 
     let (sources, linker, pads) = resolve_sources(options, &work_dir);

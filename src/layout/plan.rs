@@ -283,8 +283,7 @@ pub(super) fn off(source: Source, why: &str) -> SourceStatus {
 /// Assemble the padding objects (16, 32, 48 bytes) with `cc`
 /// ([`crate::run::ToolError::Missing`] in the chain when there is none).
 pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
-    let dir = work_dir.join("pad");
-    std::fs::create_dir_all(&dir)?;
+    let dir = crate::safe_file::private_dir(work_dir, Path::new("pad"))?;
     let mut pads = Vec::new();
     for k in [16u32, 32, 48] {
         let source = dir.join(format!("pad{k}.s"));

@@ -26,10 +26,12 @@ pub fn take(
     binary: &Path,
 ) -> Result<profile::Profile> {
     let valgrind = launch::tool("valgrind").context("no profile")?;
-    let dir = work_dir.join("explain").join(super::plan::sanitize(build));
+    let relative = Path::new("explain").join(super::plan::sanitize(build));
+    let dir = work_dir.join(&relative);
     // Old profiles must not be read as this one.
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::safe_file::private_dir(work_dir, &relative)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let values = Placeholders {
         cflags: Vec::new(),
         ldflags: Vec::new(),

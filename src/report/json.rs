@@ -3,7 +3,6 @@
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use std::io::Write;
 use std::path::Path;
 
 /// Write any report type as pretty JSON, atomically (temp file, then rename), so
@@ -13,34 +12,14 @@ pub fn write<T: Serialize>(report: &T, path: &Path) -> Result<()> {
     write_atomically(path, text.as_bytes())
 }
 
-/// Write `bytes` to `path` through a sibling temporary file, fsynced, then a
-/// rename, so a crash leaves the old file or the whole new one (a shard result
-/// another machine merges relies on it). A failure is "cannot write PATH:
-/// cause", naming `path` (never the temporary file, which is removed again).
+/// Write `bytes` to `path` by the file-safety rule (`safe_file::write`): a
+/// regular file through a sibling temporary file, fsynced, then a rename, so a
+/// crash leaves the old file or the whole new one (a shard result another
+/// machine merges relies on it), keeping its mode; a device or FIFO in place;
+/// a link followed. A failure is "cannot write PATH: cause", naming `path`
+/// (never the temporary file, which is removed again).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(
-        ".{file_name}.{}.ghostbench-tmp",
-        std::process::id()
-    ));
-    let written = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    };
-    written()
-        .and_then(|()| std::fs::rename(&temp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&temp);
-        })
-        .with_context(|| format!("cannot write {}", path.display()))
+    crate::safe_file::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Tests: `report` as [`write`] writes it, read back from a temporary file.

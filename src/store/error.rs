@@ -15,4 +15,10 @@ pub enum StoreError {
     Newer { found: i64, known: i64 },
     #[error("{0}")]
     Invalid(String),
+    #[error(
+        "it is a database with tables ghostbench did not create ({}); give another store, \
+         or --store-foreign to add ghostbench's tables beside them (nothing was changed)",
+        .0.join(", ")
+    )]
+    Foreign(Vec<String>),
 }

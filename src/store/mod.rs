@@ -24,8 +24,7 @@ pub use sql::{Backend, Val};
 use std::fmt;
 use std::path::PathBuf;
 
-/// Where the default store lives, relative to the working directory.
-pub const DEFAULT_PATH: &str = ".ghostbench/results.db";
+pub use sqlite::DEFAULT_PATH;
 
 /// A store's address: a SQLite file, or a PostgreSQL URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +42,38 @@ impl Location {
             Location::Sqlite(PathBuf::from(text))
         }
     }
+}
+
+impl Location {
+    /// Why this is no place to keep results, if it is not: an empty path, an
+    /// in-memory database, or a SQLite URI (which may name either).
+    pub fn refusal(&self) -> Option<String> {
+        let Location::Sqlite(path) = self else {
+            return None;
+        };
+        let text = path.to_string_lossy();
+        if text.is_empty() {
+            Some("an empty path is not a store".into())
+        } else if text == ":memory:" {
+            Some("\":memory:\" is a database in memory, which keeps nothing".into())
+        } else if text.starts_with("file:") {
+            Some(format!(
+                "{text:?} is a SQLite URI; give the store's file path (a URI may name a database in memory)"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Access {
+    /// For reading only: the store must exist and is not changed (an older
+    /// schema is the exception: it is migrated first, as for writing).
+    pub read_only: bool,
+    /// Accept a database with tables ghostbench did not create.
+    pub foreign: bool,
 }
 
 impl fmt::Display for Location {
@@ -126,12 +157,59 @@ pub struct Store {
 }
 
 impl Store {
-    /// Open the store at `location`, creating and migrating its schema.
+    /// Open the store at `location` for writing, creating and migrating its
+    /// schema; a foreign database is refused.
     pub fn open(location: &Location) -> Result<Store, StoreError> {
-        let db: Box<dyn Backend> = match location {
-            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+        Store::open_as(location, Access::default())
+    }
+
+    /// Open the store at `location` as `access` says. Refused before anything
+    /// is changed: an address that keeps nothing, a link or special file, a
+    /// foreign database (unless `access.foreign`), a newer schema.
+    pub fn open_as(location: &Location, access: Access) -> Result<Store, StoreError> {
+        if let Some(why) = location.refusal() {
+            return Err(StoreError::Invalid(why));
+        }
+        let mut db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, access.read_only)?),
             Location::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
         };
+        if !access.foreign {
+            let foreign = schema::foreign_tables(db.as_mut())?;
+            if !foreign.is_empty() {
+                return Err(StoreError::Foreign(foreign));
+            }
+        }
+        if access.read_only {
+            // A store without its `meta` table yet is schema 0.
+            let found = if !has_meta(db.as_mut())? {
+                0
+            } else {
+                schema::current(db.as_mut())?
+            };
+            if found > schema::VERSION {
+                return Err(StoreError::Newer {
+                    found,
+                    known: schema::VERSION,
+                });
+            }
+            if found == schema::VERSION {
+                return Ok(Store {
+                    db,
+                    location: location.clone(),
+                });
+            }
+            // An older schema: migrated once, then read.
+            drop(db);
+            return Store::open_as(
+                location,
+                Access {
+                    read_only: false,
+                    ..access
+                },
+            );
+        }
+        db.setup_writes()?;
         Store::on(db, location.clone())
     }
 
@@ -395,6 +473,17 @@ impl Store {
         Ok(points)
     }
 
+    /// The first stored result whose document is `document`, byte for byte
+    /// (by its SHA-256; documents stored before schema 3 by their text).
+    pub fn find_document(&mut self, document: &str) -> Result<Option<i64>, StoreError> {
+        let rows = self.db.query(
+            "SELECT id FROM experiments WHERE document_sha256 = $1 \
+             OR (document_sha256 IS NULL AND document = $2) ORDER BY id LIMIT 1",
+            &[Val::text(sha256(document)), Val::text(document)],
+        )?;
+        Ok(rows.first().and_then(|r| r.first()).and_then(Val::as_i64))
+    }
+
     /// How many experiments are stored.
     pub fn count(&mut self) -> Result<i64, StoreError> {
         let rows = self.db.query("SELECT COUNT(*) FROM experiments", &[])?;
@@ -411,8 +500,9 @@ fn insert(db: &mut dyn Backend, r: &Record) -> Result<i64, StoreError> {
     let git = r.git.as_ref();
     let id = db.insert(
         "INSERT INTO experiments (verb, created_unix, command_line, settings, status, cpu_model, \
-         kernel, governor, load1, host, environment, git_commit, git_branch, git_dirty, document) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+         kernel, governor, load1, host, environment, git_commit, git_branch, git_dirty, document, \
+         document_sha256) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
         &[
             Val::text(r.verb.clone()),
             Val::int(r.created_unix),
@@ -429,6 +519,7 @@ fn insert(db: &mut dyn Backend, r: &Record) -> Result<i64, StoreError> {
             Val::Text(git.and_then(|g| g.branch.clone())),
             Val::Int(git.map(|g| i64::from(g.dirty))),
             Val::text(r.document.clone()),
+            Val::text(sha256(&r.document)),
         ],
     )?;
     for (i, c) in r.commands.iter().enumerate() {
@@ -479,4 +570,22 @@ fn insert(db: &mut dyn Backend, r: &Record) -> Result<i64, StoreError> {
         )?;
     }
     Ok(id)
+}
+
+/// A document's SHA-256, in hex.
+fn sha256(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether the store has its `meta` table (a new or empty database has not).
+fn has_meta(db: &mut dyn Backend) -> Result<bool, StoreError> {
+    let sql = db.tables_query();
+    Ok(db
+        .query(sql, &[])?
+        .into_iter()
+        .any(|r| r.first().and_then(Val::as_str) == Some("meta")))
 }

@@ -106,4 +106,9 @@ impl Backend for Postgres {
     fn id_column(&self) -> &'static str {
         "BIGSERIAL PRIMARY KEY"
     }
+
+    fn tables_query(&self) -> &'static str {
+        "SELECT table_name::TEXT FROM information_schema.tables \
+         WHERE table_schema = current_schema()"
+    }
 }

@@ -7,7 +7,7 @@ use super::error::StoreError;
 use super::sql::{Backend, Val};
 
 /// The schema this binary writes.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`. `{id}` is the
 /// backend's auto-numbered key type. Types are the ones both databases
@@ -74,7 +74,34 @@ const MIGRATIONS: [&str; VERSION as usize] = [
     CREATE INDEX experiments_by_time ON experiments (created_unix);",
     // 2 → 3: what re-running a baseline needs (`copies::Rerun`, JSON).
     "ALTER TABLE baselines ADD COLUMN rerun TEXT;",
+    // 3 → 4: each document's SHA-256, so `history import` stores a document once.
+    "ALTER TABLE experiments ADD COLUMN document_sha256 TEXT;
+    CREATE INDEX experiments_by_document ON experiments (document_sha256);",
 ];
+
+/// The tables ghostbench creates; any other table makes a database foreign
+/// (SQLite's own `sqlite_*` tables aside).
+pub const TABLES: &[&str] = &[
+    "meta",
+    "experiments",
+    "commands",
+    "runs",
+    "verdicts",
+    "baselines",
+];
+
+/// The tables in `db` that ghostbench did not create, sorted.
+pub fn foreign_tables(db: &mut dyn Backend) -> Result<Vec<String>, StoreError> {
+    let sql = db.tables_query();
+    let mut foreign: Vec<String> = db
+        .query(sql, &[])?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().and_then(Val::into_string))
+        .filter(|t| !TABLES.contains(&t.as_str()) && !t.starts_with("sqlite_"))
+        .collect();
+    foreign.sort();
+    Ok(foreign)
+}
 
 /// Bring the schema to [`VERSION`], or refuse a newer one. Runs in its own
 /// transaction, with the schema locked against other processes.
@@ -143,7 +170,7 @@ mod tests {
     fn an_older_store_is_migrated_and_keeps_its_results() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
-        let mut db = Sqlite::open(&path).unwrap();
+        let mut db = Sqlite::open(&path, false).unwrap();
         assert_eq!(migrate_to(&mut db, 1).unwrap(), 1);
         db.execute(
             "INSERT INTO experiments (verb, created_unix, command_line, settings, environment, \
@@ -153,7 +180,7 @@ mod tests {
         .unwrap();
         drop(db);
         let mut store = Store::open(&Location::Sqlite(path.clone())).unwrap();
-        let mut db = Sqlite::open(&path).unwrap();
+        let mut db = Sqlite::open(&path, false).unwrap();
         assert_eq!(current(&mut db).unwrap(), VERSION);
         let listed = store.experiments(&Filter::default()).unwrap();
         assert_eq!(listed.len(), 1);
@@ -169,7 +196,7 @@ mod tests {
     fn a_newer_store_is_refused_before_anything_changes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
-        let mut db = Sqlite::open(&path).unwrap();
+        let mut db = Sqlite::open(&path, false).unwrap();
         migrate(&mut db).unwrap();
         db.execute(
             "UPDATE meta SET value = $1 WHERE key = 'schema_version'",
@@ -216,7 +243,7 @@ mod tests {
         // transaction, and the experiment row goes with it.
         let mut twice = record.clone();
         twice.commands.push(twice.commands[0].clone());
-        let mut broken = Sqlite::open(&dir.path().join("s.db")).unwrap();
+        let mut broken = Sqlite::open(&dir.path().join("s.db"), false).unwrap();
         broken
             .batch("CREATE UNIQUE INDEX one_name ON commands (experiment_id, name)")
             .unwrap();

@@ -85,4 +85,11 @@ pub trait Backend {
     fn lock_schema(&mut self) -> Result<(), StoreError>;
     /// The column type of an auto-numbered primary key.
     fn id_column(&self) -> &'static str;
+    /// The query that lists the database's tables (one name per row), to
+    /// tell ghostbench's own store from a foreign database.
+    fn tables_query(&self) -> &'static str;
+    /// Before the first write (SQLite: the WAL journal); nothing by default.
+    fn setup_writes(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }

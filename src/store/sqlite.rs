@@ -9,6 +9,9 @@ use rusqlite::{Connection, OpenFlags, ToSql};
 use std::path::Path;
 use std::time::Duration;
 
+/// Where the default store lives, relative to the working directory.
+pub const DEFAULT_PATH: &str = ".ghostbench/results.db";
+
 /// How long a writer waits for another to finish before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -17,20 +20,49 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    /// Open (creating it and its directory if needed) the store at `path`.
-    pub fn open(path: &Path) -> Result<Sqlite, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
+    /// Open the store at `path`: for writing (creating it, and its directory
+    /// if needed: the default `.ghostbench` owner-only), or read-only, when
+    /// it must exist. A link or anything but a regular file is refused, never
+    /// followed or replaced: SQLite keeps its `-wal` and `-shm` files beside
+    /// the path it is given, so a link would split the database from its log.
+    pub fn open(path: &Path, read_only: bool) -> Result<Sqlite, StoreError> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_symlink() => {
+                return Err(StoreError::Invalid(
+                    "it is a symbolic link; a store is opened only where it is (give the link's target)"
+                        .into(),
+                ))
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(StoreError::Invalid("it is not a regular file".into()))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if read_only {
+                    return Err(StoreError::Invalid(
+                        "there is no store here (nothing has been stored yet)".into(),
+                    ));
+                }
+                make_dir(path)?;
+            }
+            Err(e) => return Err(StoreError::Io(e.to_string())),
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        let access = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+        };
+        let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        if read_only && !readable(&conn) {
+            // A WAL store in a directory this user cannot write: SQLite
+            // cannot make the `-shm` index it reads through, so the file is
+            // read as it is on disk (its committed, checkpointed content).
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            conn = Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(sqlite)?;
+        }
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
-        // WAL: a reader never blocks the writer, and a killed writer's
-        // half-written transaction is simply not in the log's committed part.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
         Ok(Sqlite { conn })
@@ -42,6 +74,42 @@ impl Sqlite {
             .query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
             .map_err(sqlite)
     }
+}
+
+/// The directory of a new store: the default `.ghostbench` owner-only
+/// through the file-safety walk, any other as the user named it.
+fn make_dir(path: &Path) -> Result<(), StoreError> {
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let made = if path == Path::new(DEFAULT_PATH) {
+        crate::safe_file::private_dir(Path::new("."), dir).map(|_| ())
+    } else {
+        std::fs::create_dir_all(dir)
+    };
+    made.map_err(|e| StoreError::Io(e.to_string()))
+}
+
+/// Whether a read-only connection can read its database.
+fn readable(conn: &Connection) -> bool {
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .is_ok()
+}
+
+/// A path as the path of a `file:` URI (`%`, `?` and `#` escaped).
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn sqlite(e: rusqlite::Error) -> StoreError {
@@ -111,5 +179,17 @@ impl Backend for Sqlite {
 
     fn id_column(&self) -> &'static str {
         "INTEGER PRIMARY KEY AUTOINCREMENT"
+    }
+
+    fn tables_query(&self) -> &'static str {
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+    }
+
+    fn setup_writes(&mut self) -> Result<(), StoreError> {
+        // WAL: a reader never blocks the writer, and a killed writer's
+        // half-written transaction is simply not in the log's committed part.
+        self.conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(sqlite)
     }
 }

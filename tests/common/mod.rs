@@ -49,6 +49,16 @@ pub fn have(tool: &str) -> bool {
     which(tool).is_some()
 }
 
+/// Whether a section-shuffling linker (mold or ld.lld) is on PATH, else the
+/// test is [`skipped`]. A test that makes one seed's build fail (by its
+/// `{dir}`) needs it: without shuffle a seed's build is only its align and
+/// shift, two seeds can draw the same pair, and the build cache then gives
+/// both seeds one build, so the failure spreads to the other seed or
+/// vanishes (issue 23, item 8).
+pub fn require_shuffle() -> bool {
+    require_any(&["mold", "ld.lld"]).is_some()
+}
+
 /// `tests/fixtures/<verb>/<name>`.
 pub fn fixture(verb: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
