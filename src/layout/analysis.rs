@@ -263,7 +263,7 @@ fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: 
         runs += logs.len();
         cells += 1;
     }
-    if df == 0 || cells == 0 || !(sd > 0.0) {
+    if df == 0 || cells == 0 || sd.is_nan() || sd <= 0.0 {
         return 0.0;
     }
     let efficiency = match options.estimator {

@@ -310,6 +310,14 @@ mod tests {
         assert_eq!(c.wild.runs, 4);
     }
 
+    /// The log ratios of the cells' medians, B over A.
+    fn median_logs(c: &Cleaned) -> Vec<f64> {
+        c.a.iter()
+            .zip(&c.b)
+            .map(|(x, y)| (median(y) / median(x)).ln())
+            .collect()
+    }
+
     fn cells(ratios: &[f64], runs: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         let a: Vec<Vec<f64>> = ratios.iter().map(|_| vec![1.0; runs]).collect();
         let b: Vec<Vec<f64>> = ratios
@@ -331,11 +339,7 @@ mod tests {
         ratios[9] = 1.08;
         let (a, b) = cells(&ratios, 3);
         let c = set_aside_wild_runs(&a, &b, false, 0.0);
-        let logs: Vec<f64> =
-            c.a.iter()
-                .zip(&c.b)
-                .map(|(x, y)| (median(y) / median(x)).ln())
-                .collect();
+        let logs = median_logs(&c);
         let variants: Vec<usize> = (0..12).collect();
         let f = fragile_layouts(&c, (&a, &b), (&variants, &logs), (0.01, 0.0), false).unwrap();
         assert_eq!(f.worse.len(), 2, "{f:?}");
@@ -377,21 +381,13 @@ mod tests {
         b[4] = vec![1.5, 1.2, 1.5];
         let c = set_aside_wild_runs(&a, &b, false, 0.0);
         assert_eq!(c.wild.runs, 0);
-        let logs: Vec<f64> =
-            c.a.iter()
-                .zip(&c.b)
-                .map(|(x, y)| (median(y) / median(x)).ln())
-                .collect();
+        let logs = median_logs(&c);
         let variants: Vec<usize> = (0..10).collect();
         assert!(fragile_layouts(&c, (&a, &b), (&variants, &logs), (0.01, 0.0), false).is_none());
         // Round 1 at +45% too: reproduced in 3 of 3.
         b[4][1] = 1.45 * 1.05;
         let c = set_aside_wild_runs(&a, &b, false, 0.0);
-        let logs: Vec<f64> =
-            c.a.iter()
-                .zip(&c.b)
-                .map(|(x, y)| (median(y) / median(x)).ln())
-                .collect();
+        let logs = median_logs(&c);
         let f = fragile_layouts(&c, (&a, &b), (&variants, &logs), (0.01, 0.0), false).unwrap();
         assert_eq!((f.worse[0].variant, f.worse[0].reproduced), (4, 3));
     }

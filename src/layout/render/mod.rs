@@ -6,6 +6,7 @@
 //! same labels (below); a test holds them to it.
 
 pub mod explain;
+pub mod findings;
 pub mod html;
 pub mod json;
 pub mod prose;

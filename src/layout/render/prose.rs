@@ -4,7 +4,7 @@
 //! Every format (terminal, Markdown, HTML, JSON) takes its text from here,
 //! so they say the same thing; they differ only in markup.
 
-use super::label;
+use super::{findings, label};
 use crate::layout::builds::BuildResult;
 use crate::layout::variants::SourceStatus;
 use crate::layout::{AutoOutcome, Comparison, LayoutReport, MatrixRow, Note, Undecided};
@@ -46,10 +46,14 @@ pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Compariso
     let hib = row.direction.higher_is_better();
     let mut text = sentence(c, names, report.settings.margin, hib);
     if let (Some(points), Some(d)) = (c.placement_points, c.default_ratio) {
-        let _ = write!(text, "; {}", placement(d.estimate, points));
+        let _ = write!(text, "; {}", findings::placement(d.estimate, points));
     }
     if let Some(f) = &c.fragility {
-        let _ = write!(text, "; {}", fragility(f, names.1, &report.used_seeds, hib));
+        let _ = write!(
+            text,
+            "; {}",
+            findings::fragility(f, names.1, &report.used_seeds, hib)
+        );
     }
     if let Some(r) = c.controlled.and_then(|r| r.resolution) {
         let _ = write!(
@@ -60,76 +64,6 @@ pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Compariso
         );
     }
     text
-}
-
-/// "the default layout shows +17.0%, of which 12.1 points are placement".
-pub fn placement(default_estimate: f64, points: f64) -> String {
-    let signed = |x: f64| format!("{}{:.1}%", if x < 0.0 { "−" } else { "+" }, x.abs() * 100.0);
-    let shown = default_estimate - 1.0;
-    if shown * (shown - points) < 0.0 {
-        format!(
-            "the default layout shows {}, the other way: placement, not the code",
-            signed(shown)
-        )
-    } else {
-        format!(
-            "the default layout shows {}, of which {:.1} points are placement",
-            signed(shown),
-            points.abs() * 100.0
-        )
-    }
-}
-
-/// "B is 15.2% slower than in its typical layout in 2 of 16 layouts (seeds
-/// 5, 11), reproduced in 3 of 3 rounds each".
-pub fn fragility(
-    f: &crate::stats::fragility::Fragility,
-    cand: &str,
-    seeds: &[u64],
-    higher_is_better: bool,
-) -> String {
-    let mut parts = Vec::new();
-    for (layouts, worse) in [(&f.worse, true), (&f.better, false)] {
-        if layouts.is_empty() {
-            continue;
-        }
-        // How far from typical, the largest first.
-        let away: Vec<f64> = layouts
-            .iter()
-            .map(|l| ((l.ratio / f.typical).ln().abs()).exp() - 1.0)
-            .collect();
-        let most = away.iter().copied().fold(0.0, f64::max);
-        let least = away.iter().copied().fold(f64::INFINITY, f64::min);
-        let size = if layouts.len() == 1 || (most - least) < 0.0005 {
-            format!("{:.1}%", most * 100.0)
-        } else {
-            format!("{:.1}–{:.1}%", least * 100.0, most * 100.0)
-        };
-        let word = match (worse, higher_is_better) {
-            (true, false) => "slower",
-            (false, false) => "faster",
-            (true, true) => "worse",
-            (false, true) => "better",
-        };
-        let named: Vec<usize> = layouts
-            .iter()
-            .map(|l| seeds.get(l.variant).map_or(l.variant, |&s| s as usize))
-            .collect();
-        let rounds: Vec<usize> = layouts.iter().map(|l| l.rounds).collect();
-        let reproduced = if rounds.iter().all(|&r| r == rounds[0]) {
-            format!("reproduced in {0} of {0} rounds", rounds[0])
-        } else {
-            "reproduced in every round that measured it".to_string()
-        };
-        parts.push(format!(
-            "{cand} is {size} {word} than typical in {} of {} layouts (seed{} {}), {reproduced}",
-            layouts.len(),
-            f.variants,
-            if layouts.len() == 1 { "" } else { "s" },
-            listed(&named, 6),
-        ));
-    }
-    format!("fragile: {}", parts.join("; "))
 }
 
 /// The "to decide" hint of an UNKNOWN comparison, or None; on a busy
@@ -195,7 +129,7 @@ pub fn sentence(
 }
 
 /// Up to `most` numbers, then how many more.
-fn listed(numbers: &[usize], most: usize) -> String {
+pub fn listed(numbers: &[usize], most: usize) -> String {
     let shown: Vec<String> = numbers.iter().take(most).map(|v| v.to_string()).collect();
     match numbers.len().saturating_sub(most) {
         0 => shown.join(", "),
@@ -358,29 +292,12 @@ fn signed_percent(x: f64) -> String {
 /// per-model estimates and next wave first.
 pub fn notes(report: &LayoutReport) -> Vec<String> {
     let mut lines = report.shards.as_ref().map(shard_lines).unwrap_or_default();
-    if let Some(busy) = busy_machine(report) {
+    if let Some(busy) = findings::busy_machine(report) {
         lines.push(busy);
     }
     lines.extend(report.notes.iter().map(note));
     lines.extend(no_default_interval_lines(report));
     lines
-}
-
-/// "the machine was busy during the runs: load average 4.9 (up to 5.6) on 2
-/// CPUs", when `MachineLoad::busy` says so.
-pub fn busy_machine(report: &LayoutReport) -> Option<String> {
-    let load = &report.load;
-    if !load.busy() {
-        return None;
-    }
-    Some(format!(
-        "the machine was busy during the runs: load average {:.1} (up to {:.1}) on {} CPU{}; \
-         runs a busy machine spoiled are set aside, but noisier runs need more rounds to decide",
-        load.mean().unwrap_or(0.0),
-        load.max().unwrap_or(0.0),
-        load.cpus,
-        if load.cpus == 1 { "" } else { "s" }
-    ))
 }
 
 /// One line per cause of a default layout without an interval, naming the

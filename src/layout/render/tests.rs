@@ -511,14 +511,14 @@ fn an_imported_report_names_its_files_everywhere_and_has_no_time() {
 #[test]
 fn a_busy_machine_is_named_in_the_notes_the_hint_and_the_json() {
     let mut report = report();
-    assert!(prose::busy_machine(&report).is_none());
+    assert!(findings::busy_machine(&report).is_none());
     // Load 4.8 and 5.2 after the rounds, on 2 CPUs: other work averaged 4.0
     // beyond the benchmark's own 1, more than half the CPUs.
     report.load = crate::layout::MachineLoad {
         samples: vec![4.8, 5.2],
         cpus: 2,
     };
-    let busy = prose::busy_machine(&report).unwrap();
+    let busy = findings::busy_machine(&report).unwrap();
     assert!(
         busy.starts_with(
             "the machine was busy during the runs: load average 5.0 (up to 5.2) on 2 CPUs"
@@ -545,5 +545,5 @@ fn a_busy_machine_is_named_in_the_notes_the_hint_and_the_json() {
     assert_eq!(json["load"]["mean"], 5.0);
     // One process on a quiet 2-CPU machine is not busy.
     report.load.samples = vec![1.1, 1.6];
-    assert!(prose::busy_machine(&report).is_none());
+    assert!(findings::busy_machine(&report).is_none());
 }
