@@ -3,7 +3,6 @@
 //! is fragile, and a busy machine. `prose` puts them into the sentences and
 //! notes every format carries.
 
-use super::prose::listed;
 use crate::layout::LayoutReport;
 
 /// "the default layout shows +17.0%, of which 12.1 points are placement".
@@ -91,4 +90,13 @@ pub fn busy_machine(report: &LayoutReport) -> Option<String> {
         load.cpus,
         if load.cpus == 1 { "" } else { "s" }
     ))
+}
+
+/// Up to `most` numbers, then how many more.
+pub fn listed(numbers: &[usize], most: usize) -> String {
+    let shown: Vec<String> = numbers.iter().take(most).map(|v| v.to_string()).collect();
+    match numbers.len().saturating_sub(most) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
 }

@@ -128,15 +128,6 @@ pub fn sentence(
     }
 }
 
-/// Up to `most` numbers, then how many more.
-pub fn listed(numbers: &[usize], most: usize) -> String {
-    let shown: Vec<String> = numbers.iter().take(most).map(|v| v.to_string()).collect();
-    match numbers.len().saturating_sub(most) {
-        0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
-    }
-}
-
 /// What would likely decide an UNKNOWN, from its cause. `layout_noise` and
 /// `margin` are fractions.
 pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
@@ -152,7 +143,7 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
             "{runs} of {of} runs are wild (up to {}% worse than their layout's best run, in layouts {}): \
              the machine was busy; more --rounds, the `user` metric or --pin would steady them",
             pct(worst.exp() - 1.0),
-            listed(variants, 5)
+            findings::listed(variants, 5)
         ),
         Undecided::RunNoise { share, rounds } => format!(
             "run-to-run noise within a layout makes {}% of the spread between layouts: about {rounds} rounds (--rounds {rounds}) would likely decide; more layouts would help less",
@@ -419,7 +410,7 @@ pub fn shard_problem(problem: &crate::layout::merged::ShardProblem) -> String {
         ShardProblem::Missing { wave, shards } => format!(
             "missing shard{} {} of wave {wave}: no result file; {} variants left out",
             if shards.len() == 1 { "" } else { "s" },
-            listed(shards, 8),
+            findings::listed(shards, 8),
             if shards.len() == 1 { "its" } else { "their" }
         ),
         ShardProblem::Failed { shard, host, cause } => format!(
