@@ -59,24 +59,32 @@ pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Compariso
         let _ = write!(
             text,
             "; values are printed in steps of {} ({}% of the baseline), and the interval includes that rounding",
-            trimmed(r.step),
-            trimmed((r.relative * 1000.0).round() / 10.0)
+            r.step,
+            if r.relative >= 0.01 {
+                format!("{:.1}", r.relative * 100.0)
+            } else {
+                trimmed(format!("{:.3}", r.relative * 100.0).parse().unwrap_or(0.0))
+            }
         );
     }
     text
 }
 
-/// The "to decide" hint of an UNKNOWN comparison, or None; on a busy
-/// machine it says so.
+/// The "to decide" hint of an UNKNOWN comparison, or None. With the load
+/// measured during the runs, it says whether the machine was busy; wild runs
+/// on a machine that was not are the benchmark's own noise.
 pub fn comparison_hint(report: &LayoutReport, c: &Comparison) -> Option<String> {
     c.undecided.as_ref().map(|u| {
         let text = hint(u, c.layout_noise, report.settings.margin);
-        match report.load.mean().filter(|_| report.load.busy()) {
-            Some(mean) => format!(
-                "{text}; the machine was busy (load average {mean:.1} on {} CPUs): a quieter machine or --pin would steady the runs",
-                report.load.cpus
+        let cpus = report.load.cpus;
+        match report.load.mean() {
+            Some(mean) if report.load.busy() => format!(
+                "{text}; the machine was busy (load average {mean:.1} on {cpus} CPUs): a quieter machine or --pin would steady the runs"
             ),
-            None => text,
+            Some(mean) if matches!(u, Undecided::RunOutliers { .. }) => format!(
+                "{text}; the machine was not busy (load average {mean:.1} on {cpus} CPUs), so this is the benchmark's own run-to-run noise"
+            ),
+            _ => text,
         }
     })
 }
@@ -141,7 +149,8 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
             variants,
         } => format!(
             "{runs} of {of} runs are wild (up to {}% worse than their layout's best run, in layouts {}): \
-             the machine was busy; more --rounds, the `user` metric or --pin would steady them",
+             runs of one binary in one layout vary this much (a busy machine, or the benchmark's own noise); \
+             more --rounds, the `user` metric or --pin would steady them",
             pct(worst.exp() - 1.0),
             findings::listed(variants, 5)
         ),

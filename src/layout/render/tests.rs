@@ -135,7 +135,8 @@ fn hints_name_the_cause() {
     assert_eq!(
         hint(&wild, 0.05, 0.01),
         "63 of 320 runs are wild (up to 100% worse than their layout's best run, in layouts 2, 8, 9, 10, 11 and 2 more): \
-         the machine was busy; more --rounds, the `user` metric or --pin would steady them"
+         runs of one binary in one layout vary this much (a busy machine, or the benchmark's own noise); \
+         more --rounds, the `user` metric or --pin would steady them"
     );
     assert_eq!(
         hint(&Undecided::LayoutSpread { layouts: 40 }, 0.052, 0.01),
