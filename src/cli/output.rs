@@ -148,7 +148,8 @@ impl ReportFiles {
             }
         }
         for (_, path) in &self.0 {
-            check_writable(path).with_context(|| format!("cannot write {}", path.display()))?;
+            crate::safe_file::check(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())
     }
@@ -176,14 +177,6 @@ impl ReportFiles {
 /// A report as `--json` writes it: pretty JSON (schema: docs/json-schema.md).
 pub fn json<T: Serialize + ?Sized>(report: &T) -> Result<String> {
     serde_json::to_string_pretty(report).context("cannot serialise the report")
-}
-
-/// Whether a file can be written at `path`, by the file-safety rule
-/// (`safe_file::check`): a regular file's directory takes a new file (created
-/// and removed again); a device or FIFO is written in place; a directory, a
-/// block device, a socket or a link to nothing is refused.
-fn check_writable(path: &Path) -> std::io::Result<()> {
-    crate::safe_file::check(path)
 }
 
 #[cfg(test)]

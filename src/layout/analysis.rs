@@ -8,9 +8,10 @@ use super::{
     VariantValue,
 };
 use crate::run::metric::Unit;
+use crate::stats::descriptive::{mean, sample_variance};
 use crate::stats::fragility::WildRuns;
 use crate::stats::hierarchical::{
-    decide_layout, smallest_trustworthy_effect, spread_cv, LayoutDecision, LayoutRatio,
+    decide_layout, smallest_trustworthy_effect, spread_cv, Estimator, LayoutDecision, LayoutRatio,
 };
 use crate::stats::verdict::Verdict;
 
@@ -142,7 +143,7 @@ fn compare(
         .is_none()
         .then(|| no_default_interval(a.first(), b.first()));
     let undecided = (verdict == Verdict::Unknown)
-        .then(|| diagnose(options, a, b, controlled.map(|c| (c, wild)), confidence));
+        .then(|| diagnose(options, a, b, controlled.map(|c| (c, wild))));
     Comparison {
         default_ratio,
         default_verdict,
@@ -186,7 +187,6 @@ pub fn diagnose(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     controlled: Option<(LayoutRatio, WildRuns)>,
-    _confidence: f64,
 ) -> Undecided {
     let Some((c, wild)) = controlled else {
         return Undecided::TooFewRuns;
@@ -257,8 +257,7 @@ fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: 
         if logs.len() < 2 {
             continue;
         }
-        let m = logs.iter().sum::<f64>() / logs.len() as f64;
-        sum += logs.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        sum += sample_variance(&logs, mean(&logs)) * (logs.len() - 1) as f64;
         df += logs.len() - 1;
         runs += logs.len();
         cells += 1;
@@ -267,8 +266,8 @@ fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: 
         return 0.0;
     }
     let efficiency = match options.estimator {
-        crate::stats::hierarchical::Estimator::Median => std::f64::consts::FRAC_PI_2,
-        crate::stats::hierarchical::Estimator::Min => 1.0,
+        Estimator::Median => std::f64::consts::FRAC_PI_2,
+        Estimator::Min => 1.0,
     };
     let per_cell = sum / df as f64 * efficiency / (runs as f64 / cells as f64) * 2.0;
     (per_cell / sd.powi(2)).clamp(0.0, 1.0)

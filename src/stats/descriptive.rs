@@ -157,7 +157,7 @@ pub(super) fn midpoint(a: f64, b: f64) -> f64 {
 }
 
 /// Arithmetic mean; NaN for an empty slice.
-pub(super) fn mean(xs: &[f64]) -> f64 {
+pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
     }
@@ -166,7 +166,7 @@ pub(super) fn mean(xs: &[f64]) -> f64 {
 
 /// Sample variance with divisor n − 1 (two-pass, which is accurate enough for
 /// run times and far simpler than Welford here). 0 when n < 2.
-pub(super) fn sample_variance(xs: &[f64], mean: f64) -> f64 {
+pub fn sample_variance(xs: &[f64], mean: f64) -> f64 {
     if xs.len() < 2 {
         return 0.0;
     }

@@ -144,6 +144,19 @@ pub fn set_aside_wild_runs(
     }
 }
 
+/// The median of `logs`, and how far from it a log ratio must lie to stand
+/// out from the others: 5 robust sd (1.4826 × the median absolute
+/// deviation), `floor`, and two printing steps (`rounding` is the log
+/// half-width one step leaves), whichever is largest.
+fn stand_out(logs: &[f64], floor: f64, rounding: f64) -> (f64, f64) {
+    let centre = median(logs);
+    let deviations: Vec<f64> = logs.iter().map(|d| (d - centre).abs()).collect();
+    let edge = (FRAGILE_SDS * 1.4826 * median(&deviations))
+        .max(floor)
+        .max(2.0 * rounding);
+    (centre, edge)
+}
+
 /// The positions (into `logs`) of the layouts to leave out because their
 /// difference rests on runs no second run confirms: a cell that had 2 or more
 /// runs but kept at most one (the others set aside as wild) may have lost its
@@ -164,11 +177,7 @@ pub fn unconfirmed_outliers(
     }
     let unconfirmed =
         |raw: &[Vec<f64>], kept: &[Vec<f64>], i: usize| raw[i].len() >= 2 && kept[i].len() < 2;
-    let centre = median(logs);
-    let deviations: Vec<f64> = logs.iter().map(|d| (d - centre).abs()).collect();
-    let edge = (FRAGILE_SDS * 1.4826 * median(&deviations))
-        .max(WILD_FLOOR)
-        .max(2.0 * rounding);
+    let (centre, edge) = stand_out(logs, WILD_FLOOR, rounding);
     variants
         .iter()
         .zip(logs)
@@ -228,12 +237,7 @@ pub fn fragile_layouts(
     if logs.len() < FRAGILE_MIN_VARIANTS || logs.len() != variants.len() {
         return None;
     }
-    let centre = median(logs);
-    let deviations: Vec<f64> = logs.iter().map(|d| (d - centre).abs()).collect();
-    let scale = 1.4826 * median(&deviations);
-    let edge = (FRAGILE_SDS * scale)
-        .max((1.0 + margin.max(0.0)).ln())
-        .max(2.0 * rounding);
+    let (centre, edge) = stand_out(logs, (1.0 + margin.max(0.0)).ln(), rounding);
     if !edge.is_finite() {
         return None;
     }

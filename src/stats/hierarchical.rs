@@ -237,17 +237,6 @@ pub fn across_layouts(
     })
 }
 
-/// The layout-controlled ratio alone ([`across_layouts`]).
-pub fn layout_ratio(
-    a: &[Vec<f64>],
-    b: &[Vec<f64>],
-    estimator: Estimator,
-    confidence: f64,
-    higher_is_better: bool,
-) -> Option<LayoutRatio> {
-    across_layouts(a, b, estimator, confidence, higher_is_better).map(|x| x.ratio)
-}
-
 /// The default-layout ratio B/A of one variant's runs: Yuen's two-sample
 /// trimmed t interval (Yuen 1974; Welch's interval on trimmed means, 20%
 /// trimmed) on the log run values, back on the ratio scale (estimate =

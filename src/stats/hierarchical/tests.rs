@@ -1,6 +1,17 @@
 //! Unit tests of `stats::hierarchical`.
 use super::*;
 
+/// The layout-controlled ratio alone ([`across_layouts`]).
+fn layout_ratio(
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    estimator: Estimator,
+    confidence: f64,
+    higher_is_better: bool,
+) -> Option<LayoutRatio> {
+    across_layouts(a, b, estimator, confidence, higher_is_better).map(|x| x.ratio)
+}
+
 fn close(x: f64, y: f64, tol: f64) -> bool {
     (x - y).abs() <= tol
 }
