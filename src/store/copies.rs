@@ -6,12 +6,12 @@
 //! there and unchanged. Paths come resolved from the caller: the store knows
 //! no command syntax.
 
-use super::{Location, StoreError};
+use super::{hex, Location, StoreError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Where the copies of the store at `location` live: `baselines/` beside a
@@ -77,10 +77,6 @@ pub fn hash(path: &Path) -> std::io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn io(what: &str, path: &Path, error: std::io::Error) -> StoreError {
     StoreError::Io(format!("{what} {}: {error}", path.display()))
 }
@@ -90,11 +86,9 @@ fn io(what: &str, path: &Path, error: std::io::Error) -> StoreError {
 /// hash is there already; its hash. The copy is written to a temporary
 /// sibling and renamed, so a copy under its hash is always whole.
 pub fn keep(dir: &Path, program: &Path) -> Result<String, StoreError> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| io("cannot create", dir, e))?;
+    // Owner-only, and not through a link: the file-safety rule for work
+    // directories (a planted `baselines` link would put the copy elsewhere).
+    crate::safe_file::private_tail(dir, 1).map_err(|e| io("cannot create", dir, e))?;
     let bytes = fs::read(program).map_err(|e| io("cannot read", program, e))?;
     let sha = hex(&Sha256::digest(&bytes));
     let target = dir.join(&sha);

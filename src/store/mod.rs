@@ -575,10 +575,13 @@ fn insert(db: &mut dyn Backend, r: &Record) -> Result<i64, StoreError> {
 /// A document's SHA-256, in hex.
 fn sha256(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// `bytes` in lower-case hex (SHA-256 digests: documents here, program
+/// copies in `copies`).
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether the store has its `meta` table (a new or empty database has not).
