@@ -91,6 +91,18 @@ fn split_lock_crossing_offsets_and_kernel_settings_are_exact() {
         assert_eq!(p["split_lock_ops"], 0);
         return;
     }
+    if stdout.contains("split locks not timed") {
+        // A busy host stalled the first split lock past the bound (20 s for
+        // one was seen here): the checkpoint before it is what is kept.
+        eprintln!("split locks stalled on this host: checking the partial result");
+        assert_eq!(p["status"], "partial");
+        assert!(p["failure"].is_null());
+        assert!(rows
+            .iter()
+            .filter(|r| r["crosses_line"] == true)
+            .all(|r| r["ns_per_op"].is_null()));
+        return;
+    }
     // Split locks are few, and every row was measured.
     let ops = p["split_lock_ops"].as_u64().unwrap();
     assert!((1..=500).contains(&ops), "{ops} split locks");
@@ -245,6 +257,27 @@ fn missing_features_get_a_clear_line_and_the_other_probes_still_run() {
 
     // The other probe is untouched.
     assert_eq!(probe(&report, "alloc")["status"], "ok");
+}
+
+#[test]
+fn a_split_lock_that_stalls_past_the_bound_keeps_the_in_line_costs_and_says_so() {
+    // Under a busy host one split lock took 20 s here: the child is killed
+    // at its bound, and the parent keeps the checkpoint it printed before
+    // the first split lock. Not a failure: the report exits 0.
+    let (report, stdout) = run_quick(&["--only", "split-lock"], Some("stall"));
+    let s = probe(&report, "split-lock");
+    assert_eq!(s["status"], "partial", "{s}");
+    assert!(s["failure"].is_null(), "{s}");
+    assert!(stdout.contains("split locks not timed"), "{stdout}");
+    let r = rows(s);
+    assert_eq!(r.len(), 128);
+    // No split lock was timed; the in-line cells were (all of them unless
+    // the sweep's own half-bound stopped it: that is not asserted).
+    assert!(r
+        .iter()
+        .filter(|r| r["crosses_line"] == true)
+        .all(|r| r["ns_per_op"].is_null()));
+    assert!(r.iter().any(|r| r["ns_per_op"].as_f64().is_some()), "{s}");
 }
 
 #[test]

@@ -199,6 +199,9 @@ pub fn layout_from_runs(
             layouts: seeds.len(),
             confidence,
             undecided,
+            added: layout::Added::Layouts {
+                layouts: seeds.len(),
+            },
         }],
         notes: layout_notes,
         timing: layout::Timing {

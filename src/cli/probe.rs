@@ -81,11 +81,26 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
     if let Some(kind) = args.child {
         let mut settings = options.settings();
         settings.split_locks = !args.child_no_split_locks;
-        let result = probe::run_one(kind.into(), &settings);
-        println!(
-            "{}",
-            serde_json::to_string(&result).context("cannot serialise the probe result")?
-        );
+        // One JSON line a result, flushed: a checkpoint must reach the
+        // parent before a step that may stall until the parent kills us.
+        let print = |result: &probe::ProbeResult| -> Result<()> {
+            use std::io::Write;
+            let line =
+                serde_json::to_string(result).context("cannot serialise the probe result")?;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{line}").and_then(|()| out.flush())?;
+            Ok(())
+        };
+        let mut checkpoint_error = None;
+        let result = probe::run_one(kind.into(), &settings, &mut |partial| {
+            if let Err(e) = print(partial) {
+                checkpoint_error.get_or_insert(e);
+            }
+        });
+        if let Some(e) = checkpoint_error {
+            return Err(e);
+        }
+        print(&result)?;
         return Ok(exit::OK);
     }
     args.output.files().check("probe", FORMATS)?;

@@ -204,7 +204,7 @@ pub fn diagnose(
     let edge = (1.0 + margin).ln();
     let room = (centre.abs() - edge).abs();
     // The share of the per-layout ratios' variance that run noise makes.
-    let share = run_noise_share(options, a, b, c.log_ratio_sd);
+    let (share, runs_per_cell) = run_noise_share(options, a, b, c.log_ratio_sd);
     if share > 0.5 && room > 0.0 {
         // Run noise shrinks with rounds; the layout part does not.
         let per_cell = share * c.log_ratio_sd.powi(2);
@@ -212,11 +212,14 @@ pub fn diagnose(
         let target = (room / half).powi(2) * c.log_ratio_sd.powi(2) / 1.2;
         if target > layout_part {
             let factor = per_cell / (target - layout_part);
-            let rounds = (options.rounds as f64 * factor).ceil();
+            // Rounds per cell, from the runs a cell has now (more than
+            // --rounds after `--layouts auto` added rounds).
+            let now = runs_per_cell.max(options.rounds as f64);
+            let rounds = (now * factor).ceil();
             if rounds.is_finite() && rounds <= (options.rounds * 8).max(16) as f64 {
                 return Undecided::RunNoise {
                     share,
-                    rounds: (rounds as usize).max(options.rounds + 1),
+                    rounds: (rounds as usize).max(now.round() as usize + 1),
                 };
             }
         }
@@ -249,8 +252,9 @@ pub fn diagnose(
 /// noise within layouts explains: the pooled within-cell variance of the log
 /// runs, times π/2 for a median (its efficiency under normal noise; 1 for a
 /// min, roughly), divided by the runs a cell and doubled for two builds,
-/// over the variance of the log ratios. 0 when it cannot be told.
-fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: f64) -> f64 {
+/// over the variance of the log ratios (0 when it cannot be told), and the
+/// mean runs a cell.
+fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: f64) -> (f64, f64) {
     let (mut sum, mut df, mut runs, mut cells) = (0.0, 0usize, 0usize, 0usize);
     for cell in a.iter().chain(b) {
         let logs: Vec<f64> = cell.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
@@ -263,14 +267,15 @@ fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: 
         cells += 1;
     }
     if df == 0 || cells == 0 || sd.is_nan() || sd <= 0.0 {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let efficiency = match options.estimator {
         Estimator::Median => std::f64::consts::FRAC_PI_2,
         Estimator::Min => 1.0,
     };
-    let per_cell = sum / df as f64 * efficiency / (runs as f64 / cells as f64) * 2.0;
-    (per_cell / sd.powi(2)).clamp(0.0, 1.0)
+    let runs_per_cell = runs as f64 / cells as f64;
+    let per_cell = sum / df as f64 * efficiency / runs_per_cell * 2.0;
+    ((per_cell / sd.powi(2)).clamp(0.0, 1.0), runs_per_cell)
 }
 
 #[cfg(test)]

@@ -15,17 +15,18 @@ use super::plan::{
 };
 use super::variants::{Source, SourceStatus, Variant};
 use super::{
-    AutoOutcome, LayoutOptions, LayoutReport, LayoutRun, Look, Note, Settings, State, Status,
-    Timing, SCHEMA_VERSION,
+    Added, LayoutOptions, LayoutReport, LayoutRun, Look, Note, Settings, State, Status, Timing,
+    SCHEMA_VERSION,
 };
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{environment, Prepared, RunError, RunFailure, Runner, RunnerOptions};
+use crate::run::{environment, Prepared, Runner, RunnerOptions};
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
-use rand::seq::SliceRandom;
+use budget::{auto_outcome, next_look, NextLook};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rounds::{run_rounds, RoundSchedule};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -176,6 +177,7 @@ pub fn run(
         report
             .notes
             .push(Note::Auto(auto_outcome(&report, options)));
+        report.notes.extend(budget::rounds_note(&report));
     }
     report.notes.push(Note::EnvironmentJitter);
     report.notes.extend(unapplied(options, &report.matrix));
@@ -242,33 +244,69 @@ pub fn look_loop(
 ) -> Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut metric_names: Vec<(String, Unit)> = Vec::new();
-    let schedule = match &options.planned {
-        Some(planned) => vec![planned.variants.len()],
-        None => look_sizes(options.layouts, options.max_layouts),
+    let looks = match &options.planned {
+        Some(_) => 1,
+        None => look_sizes(options.layouts, options.max_layouts).len(),
     };
     let max_time_s = options.max_time.unwrap_or_default().as_secs_f64();
-    for (look, &size) in schedule.iter().enumerate() {
-        let batch: Vec<Variant> = match &options.planned {
-            Some(planned) => planned.variants.clone(),
-            None => (report.variants.len() as u64..size as u64)
-                .map(|seed| Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2))
-                .collect(),
+    // Every (build, variant, command) measured so far, for rounds looks.
+    let mut all_pairs: Vec<(usize, u64, Prepared)> = Vec::new();
+    // Rounds each layout so far has had, counting warm-up (round numbers).
+    let mut rounds_so_far = 0;
+    for look in 0..looks {
+        let step = match (&options.planned, look) {
+            (Some(planned), _) => NextLook::Layouts(planned.variants.len()),
+            (None, 0) => NextLook::Layouts(options.layouts),
+            (None, _) => next_look(options, report),
         };
-        let built = build(&batch, on_progress)?;
-        report.timing.build_s += built.build_s;
-        report.variants.extend(batch);
-        report.used_seeds.extend(&built.seeds);
-        report.build_results.extend(built.results);
-        if look == 0 {
-            let failed = match &options.planned {
-                Some(planned) if planned.shard => shard_build_failure(options, report),
-                _ => too_few_built(options, report),
-            };
-            if let Some(status) = failed {
-                report.status = status;
-                return Ok(());
+        let (pairs, schedule, added) = match step {
+            NextLook::Layouts(size) => {
+                let batch: Vec<Variant> = match &options.planned {
+                    Some(planned) => planned.variants.clone(),
+                    None => (report.variants.len() as u64..size as u64)
+                        .map(|seed| {
+                            Variant::from_seed(seed, sources_on.0, sources_on.1, sources_on.2)
+                        })
+                        .collect(),
+                };
+                let layouts = batch.len();
+                let built = build(&batch, on_progress)?;
+                report.timing.build_s += built.build_s;
+                report.variants.extend(batch);
+                report.used_seeds.extend(&built.seeds);
+                report.build_results.extend(built.results);
+                if look == 0 {
+                    let failed = match &options.planned {
+                        Some(planned) if planned.shard => shard_build_failure(options, report),
+                        _ => too_few_built(options, report),
+                    };
+                    if let Some(status) = failed {
+                        report.status = status;
+                        return Ok(());
+                    }
+                }
+                all_pairs.extend(built.pairs.iter().cloned());
+                rounds_so_far = rounds_so_far.max(options.warmup + options.rounds);
+                let schedule = RoundSchedule {
+                    warmup: options.warmup,
+                    measured: options.rounds,
+                    first: 0,
+                };
+                (built.pairs, schedule, Added::Layouts { layouts })
             }
-        }
+            NextLook::Rounds(rounds) => {
+                // The layouts have run before: no warm-up, and round numbers
+                // go on from where they stopped.
+                let schedule = RoundSchedule {
+                    warmup: 0,
+                    measured: rounds,
+                    first: rounds_so_far,
+                };
+                rounds_so_far += rounds;
+                (all_pairs.clone(), schedule, Added::Rounds { rounds })
+            }
+            NextLook::Stop => break,
+        };
 
         // Run it.
         let run_started = Instant::now();
@@ -276,10 +314,10 @@ pub fn look_loop(
             .max_time
             .map(|limit| limit.saturating_sub(Duration::from_secs_f64(report.timing.run_s)));
         let outcome = run_rounds(
-            options,
             executor,
             &mut rng,
-            &built.pairs,
+            &pairs,
+            schedule,
             budget,
             (&mut report.runs, &mut report.load.samples),
             &mut metric_names,
@@ -291,8 +329,8 @@ pub fn look_loop(
             report.notes.push(Note::MaxTimeInBatch {
                 max_time_s,
                 rounds_done,
-                rounds: options.rounds,
-                layouts: built.pairs.len() / options.builds.len(),
+                rounds: schedule.measured,
+                layouts: pairs.len() / options.builds.len(),
             });
         }
 
@@ -300,7 +338,7 @@ pub fn look_loop(
         let comparisons = comparisons(metric_names.len(), options.builds.len());
         let share = match &options.planned {
             Some(planned) => planned.alpha_share,
-            None => look_share(look + 1, schedule.len()),
+            None => look_share(look + 1, looks),
         };
         let alpha = options.alpha * share;
         report.settings.confidence = 1.0 - alpha / comparisons as f64;
@@ -321,6 +359,7 @@ pub fn look_loop(
             layouts: report.used_seeds.len(),
             confidence: report.settings.confidence,
             undecided,
+            added,
         });
         if report.status.state != State::Finished || undecided == 0 {
             break;
@@ -328,7 +367,7 @@ pub fn look_loop(
         if options
             .max_time
             .is_some_and(|limit| report.timing.run_s >= limit.as_secs_f64())
-            && look + 1 < schedule.len()
+            && look + 1 < looks
         {
             report.status = Status::new(State::BudgetExhausted, None);
             report.notes.push(Note::MaxTimeBetweenLooks {
@@ -379,153 +418,7 @@ fn new_report(
     }
 }
 
-/// What `--layouts auto` did.
-fn auto_outcome(report: &LayoutReport, options: &LayoutOptions) -> AutoOutcome {
-    let layouts = report.used_seeds.len();
-    let looks = report.looks.len();
-    let undecided = report.looks.last().map_or(0, |l| l.undecided);
-    if undecided == 0 {
-        AutoOutcome::AllDecided { layouts, looks }
-    } else if report.status.state == State::Finished {
-        AutoOutcome::MaxLayoutsReached {
-            max_layouts: options.max_layouts.unwrap_or(options.layouts),
-            undecided,
-        }
-    } else {
-        AutoOutcome::Stopped { layouts, looks }
-    }
-}
-
-/// How a batch's rounds ended.
-struct RoundsOutcome {
-    status: Status,
-    /// `Some(measured rounds)` when `--max-time` stopped the batch early.
-    rounds_done: Option<usize>,
-}
-
-/// Warm-up and measured rounds over one batch's (build, variant) pairs, in a
-/// fresh random order each round. Stops at a failed run, Ctrl-C, or after
-/// the first measured round that ends past `budget`.
-#[allow(clippy::too_many_arguments)]
-fn run_rounds(
-    options: &LayoutOptions,
-    runner: &mut dyn Executor,
-    rng: &mut ChaCha8Rng,
-    pairs: &[(usize, u64, Prepared)],
-    budget: Option<Duration>,
-    (runs, load_samples): (&mut Vec<LayoutRun>, &mut Vec<f64>),
-    metric_names: &mut Vec<(String, Unit)>,
-    on_progress: &mut dyn FnMut(&Progress),
-) -> RoundsOutcome {
-    let started = Instant::now();
-    let total = pairs.len() * (options.rounds + options.warmup);
-    let mut done = 0;
-    for round in 0..options.rounds + options.warmup {
-        let warmup = round < options.warmup;
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order.shuffle(rng);
-        for i in order {
-            let (b, seed, prepared) = &pairs[i];
-            let result = runner.run(prepared, *b, round, warmup).and_then(|record| {
-                check_metrics(metric_names, &record, &prepared.spec.name)?;
-                Ok(record)
-            });
-            match result {
-                Ok(record) => runs.push(LayoutRun {
-                    build: *b,
-                    seed: *seed,
-                    record,
-                }),
-                Err(failure) => {
-                    return RoundsOutcome {
-                        status: failed(failure),
-                        rounds_done: None,
-                    }
-                }
-            }
-            done += 1;
-            on_progress(&Progress {
-                phase: Phase::Run,
-                done,
-                total,
-                message: if warmup {
-                    "warm-up".into()
-                } else {
-                    format!("round {}/{}", round - options.warmup + 1, options.rounds)
-                },
-            });
-            if runner.interrupted() {
-                return RoundsOutcome {
-                    status: Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into())),
-                    rounds_done: None,
-                };
-            }
-        }
-        if let Some(load) = crate::run::environment::load_now() {
-            load_samples.push(load);
-        }
-        if let Some(limit) = budget {
-            let measured_rounds = (round + 1).saturating_sub(options.warmup);
-            let more = round + 1 < options.rounds + options.warmup;
-            if measured_rounds > 0 && more && started.elapsed() >= limit {
-                return RoundsOutcome {
-                    status: Status::new(State::BudgetExhausted, None),
-                    rounds_done: Some(measured_rounds),
-                };
-            }
-        }
-    }
-    RoundsOutcome {
-        status: Status::new(State::Finished, None),
-        rounds_done: None,
-    }
-}
-
-/// The runner's own measurements, which a clock's or a counter's resolution
-/// can make 0 (a short run's `user` or `sys`): a note counts those zeros.
-const RUNNER_OWN: [&str; 4] = ["wall", "user", "sys", "rss"];
-
-/// Every run must yield the metrics the first run yielded, and a measured
-/// run values above 0 (a ratio's log needs them; a 0 would drop its layout
-/// from the analysis without a word), except a 0 of [`RUNNER_OWN`].
-fn check_metrics(
-    names: &mut Vec<(String, Unit)>,
-    record: &crate::run::RunRecord,
-    command: &str,
-) -> Result<(), RunFailure> {
-    if let Some(v) = record.values.iter().find(|v| {
-        !record.warmup
-            && (v.value < 0.0 || (v.value == 0.0 && !RUNNER_OWN.contains(&v.name.as_str())))
-    }) {
-        return Err(RunFailure::new(
-            command,
-            RunError::Metric(format!(
-                "metric {:?} is {} in this run: layout compares ratios B/A across layouts, which need values above 0",
-                v.name, v.value
-            )),
-        ));
-    }
-    if names.is_empty() {
-        *names = record
-            .values
-            .iter()
-            .map(|v| (v.name.clone(), v.unit))
-            .collect();
-        return Ok(());
-    }
-    if let Some((missing, _)) = names
-        .iter()
-        .find(|(n, _)| !record.values.iter().any(|v| &v.name == n))
-    {
-        return Err(RunFailure::new(
-            command,
-            RunError::NoMetric(missing.clone()),
-        ));
-    }
-    Ok(())
-}
-
-/// Per metric, the measured runs whose value is 0 (only [`RUNNER_OWN`]
+/// Per metric, the measured runs whose value is 0 (only [`rounds::RUNNER_OWN`]
 /// metrics get that far), as notes.
 fn zero_values(runs: &[LayoutRun]) -> Vec<Note> {
     let mut counts: Vec<(String, usize, usize)> = Vec::new();
@@ -562,10 +455,6 @@ pub fn unapplied(options: &LayoutOptions, matrix: &[super::MatrixRow]) -> Option
     crate::compare::Unapplied::of(&options.higher_is_better, &metrics).map(Note::Unapplied)
 }
 
-fn failed(failure: RunFailure) -> Status {
-    Status::from_failure(failure, State::Interrupted, State::RunFailed)
-}
-
 fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
     let comparisons = comparisons(o.metrics.len(), o.builds.len());
     Settings {
@@ -588,5 +477,7 @@ fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
     }
 }
 
+mod budget;
 #[cfg(test)]
 mod loop_tests;
+mod rounds;

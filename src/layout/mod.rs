@@ -339,6 +339,21 @@ pub struct Look {
     pub confidence: f64,
     /// Comparisons (metric × build) still UNKNOWN.
     pub undecided: usize,
+    /// What was measured for this look: new layouts, or more rounds.
+    pub added: Added,
+}
+
+/// What a look measured before it was taken. `--layouts auto` spends each
+/// look where the noise is: more rounds on the layouts it has when run noise
+/// within layouts made most of the spread of every undecided comparison,
+/// more layouts otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Added {
+    /// `layouts` new layouts (the first batch, or doubling).
+    Layouts { layouts: usize },
+    /// `rounds` more rounds on every layout measured so far.
+    Rounds { rounds: usize },
 }
 
 /// One measured or warm-up run, with the build and variant it belongs to.
@@ -413,6 +428,14 @@ pub enum Note {
     },
     /// What `--layouts auto` did.
     Auto(AutoOutcome),
+    /// `--layouts auto` spent `looks` looks on `rounds` more rounds on the
+    /// layouts it had (run noise within layouts dominated), for `per_cell`
+    /// measured runs a cell on average.
+    AutoRounds {
+        looks: usize,
+        rounds: usize,
+        per_cell: f64,
+    },
     /// Every run had the environment jitter of `run::JITTER_VARIABLE`.
     EnvironmentJitter,
     /// `--higher-is-better` was given, and some metrics it did not turn around.
@@ -463,6 +486,13 @@ pub enum AutoOutcome {
     },
     /// A failure, Ctrl-C or `--max-time` stopped it after `layouts` layouts.
     Stopped { layouts: usize, looks: usize },
+    /// Every look was taken (some added rounds, not layouts) with
+    /// `undecided` comparisons undecided, before `--max-layouts`.
+    LooksUsed {
+        layouts: usize,
+        looks: usize,
+        undecided: usize,
+    },
 }
 
 /// The whole result of `layout`: facts only. `render::json` turns it into

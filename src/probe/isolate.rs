@@ -10,10 +10,12 @@
 //! its process group) that overruns it by half; the child is started by
 //! `run::launch`, which also ends it on Ctrl-C.
 //!
-//! Protocol: the child prints one [`ProbeResult`] as JSON on stdout and
-//! exits 0.
+//! Protocol: the child prints [`ProbeResult`]s as JSON, one a line, on
+//! stdout and exits 0; the last line is its result. A line before it is a
+//! checkpoint: what a probe measured before a step that can stall for
+//! longer than the bound (a split lock), kept if the child is killed there.
 
-use super::types::{Failure, Outcome, ProbeKind, Settings, Status};
+use super::types::{Failure, Note, Outcome, ProbeKind, Settings, Status};
 use super::{alloc, code_align, misaligned, split_lock, timing, tlb};
 use super::{Details, ProbeOptions, ProbeReport, ProbeResult, Progress};
 use crate::run::capture::Keep;
@@ -62,8 +64,13 @@ fn failed(kind: ProbeKind, settings: &Settings, start: Instant, failure: Failure
     }
 }
 
-/// Run one probe in this process.
-pub fn run_one(kind: ProbeKind, settings: &Settings) -> ProbeResult {
+/// Run one probe in this process. `checkpoint` is given a partial result
+/// the probe may want kept if it is killed later (see `split_lock::run`).
+pub fn run_one(
+    kind: ProbeKind,
+    settings: &Settings,
+    checkpoint: &mut dyn FnMut(&ProbeResult),
+) -> ProbeResult {
     fn wrap<D>(outcome: Outcome<D>, details: fn(D) -> Details) -> Outcome<Details> {
         Outcome {
             status: outcome.status,
@@ -73,21 +80,37 @@ pub fn run_one(kind: ProbeKind, settings: &Settings) -> ProbeResult {
         }
     }
     let clock = timing::Budget::new(settings.budget);
-    let outcome = match kind {
-        ProbeKind::SplitLock => wrap(split_lock::run(settings, &clock), Details::SplitLock),
-        ProbeKind::Misaligned => wrap(misaligned::run(settings, &clock), Details::Misaligned),
-        ProbeKind::CodeAlign => wrap(code_align::run(settings, &clock), Details::CodeAlign),
-        ProbeKind::Tlb => wrap(tlb::run(settings, &clock), Details::Tlb),
-        ProbeKind::Alloc => wrap(alloc::run(settings, &clock), Details::Alloc),
-    };
-    ProbeResult {
+    let result = |outcome: Outcome<Details>, clock: &timing::Budget| ProbeResult {
         status: outcome.status,
         failure: outcome.failure,
         notes: outcome.notes,
         elapsed_s: clock.elapsed().as_secs_f64(),
         budget_s: settings.budget.as_secs_f64(),
         details: outcome.details,
-    }
+    };
+    let mut split_checkpoint = |partial: &Outcome<split_lock::SplitLock>| {
+        checkpoint(&result(wrap(partial.clone(), Details::SplitLock), &clock))
+    };
+    let outcome = match kind {
+        ProbeKind::SplitLock => wrap(
+            split_lock::run(settings, &clock, &mut split_checkpoint),
+            Details::SplitLock,
+        ),
+        ProbeKind::Misaligned => wrap(misaligned::run(settings, &clock), Details::Misaligned),
+        ProbeKind::CodeAlign => wrap(code_align::run(settings, &clock), Details::CodeAlign),
+        ProbeKind::Tlb => wrap(tlb::run(settings, &clock), Details::Tlb),
+        ProbeKind::Alloc => wrap(alloc::run(settings, &clock), Details::Alloc),
+    };
+    result(outcome, &clock)
+}
+
+/// The last complete result line a child printed, if any: its final
+/// result, or a checkpoint when it was killed before that.
+fn last_result(stdout: &str) -> Option<ProbeResult> {
+    stdout
+        .lines()
+        .rev()
+        .find_map(|line| serde_json::from_str::<ProbeResult>(line).ok())
 }
 
 /// Run one probe in a child process `exe` (the ghostbench binary).
@@ -119,8 +142,19 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
     let stderr = String::from_utf8_lossy(&outcome.stderr_tail);
     let status = outcome.exit;
     if status == Exit::TimedOut {
+        let elapsed_s = start.elapsed().as_secs_f64();
+        // A checkpoint printed before a step that can stall (a split lock):
+        // keep what it measured, and say what stalled.
+        if let Some(mut kept) = last_result(&stdout).filter(|r| r.kind() == kind) {
+            kept.status = Status::Partial;
+            kept.notes.push(Note::SplitLockStalled {
+                after_s: (elapsed_s - kept.elapsed_s).max(0.0),
+            });
+            kept.elapsed_s = elapsed_s;
+            return kept;
+        }
         let failure = Failure::Overran {
-            elapsed_s: start.elapsed().as_secs_f64(),
+            elapsed_s,
             budget_s: settings.budget.as_secs_f64(),
         };
         return failed(kind, settings, start, failure);
@@ -158,7 +192,12 @@ pub fn run_isolated(kind: ProbeKind, settings: &Settings, exe: &Path) -> ProbeRe
             },
         );
     }
-    match serde_json::from_str::<ProbeResult>(&stdout) {
+    let last_line = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    match serde_json::from_str::<ProbeResult>(last_line) {
         Ok(result) if result.kind() == kind => result,
         Ok(result) => failed(
             kind,
@@ -206,7 +245,7 @@ pub fn run(options: &ProbeOptions, progress: &mut dyn FnMut(&Progress)) -> Resul
         });
         probes.push(match &options.exe {
             Some(exe) => run_isolated(kind, &settings, exe),
-            None => run_one(kind, &settings),
+            None => run_one(kind, &settings, &mut |_| {}),
         });
     }
     Ok(ProbeReport {

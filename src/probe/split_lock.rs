@@ -89,8 +89,16 @@ pub fn crosses(offset: u32, size: u32) -> bool {
 }
 
 /// Sweep every (size, offset) cell; the status is `partial` when no split
-/// lock was timed.
-pub fn run(settings: &Settings, budget: &Budget) -> Outcome<SplitLock> {
+/// lock was timed. `checkpoint` is given the in-line result before the first
+/// split lock: one split lock can stall the machine for longer than the
+/// whole bound (seen here: 20 s for one under a busy host), and an
+/// instruction cannot be interrupted, so the parent that kills this probe
+/// keeps what was measured before it.
+pub fn run(
+    settings: &Settings,
+    budget: &Budget,
+    checkpoint: &mut dyn FnMut(&Outcome<SplitLock>),
+) -> Outcome<SplitLock> {
     let handling = kernel::split_lock_handling();
     let mut notes = Vec::new();
     let mut buffer = Box::new(Lines([0; 2 * LINE]));
@@ -145,6 +153,13 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<SplitLock> {
         notes.push(Note::SplitLocksKilled);
     }
     if split_allowed {
+        checkpoint(&summarize(
+            base as usize,
+            details.clone(),
+            &samples,
+            &ops,
+            notes.clone(),
+        ));
         if settings.faults.sigbus {
             // Simulate `fatal`. Rust's runtime handles SIGBUS (for stack
             // guard pages) and returns for other faults, so restore the
@@ -154,6 +169,11 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<SplitLock> {
                 libc::signal(libc::SIGBUS, libc::SIG_DFL);
                 libc::raise(libc::SIGBUS);
             }
+        }
+        if settings.faults.stall {
+            // Simulate a split lock that the host stalls (one instruction
+            // the probe's own clock cannot interrupt).
+            std::thread::sleep(std::time::Duration::from_secs(60));
         }
         let first = details.crossing_offsets_8[details.crossing_offsets_8.len() / 2];
         // SAFETY: the operand ends before byte 72 of the 128-byte buffer.
@@ -192,7 +212,17 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<SplitLock> {
         }
     }
 
-    // Rows and summaries.
+    summarize(base as usize, details, &samples, &ops, notes)
+}
+
+/// The rows and summaries of the cells measured so far.
+fn summarize(
+    base: usize,
+    mut details: SplitLock,
+    samples: &[Vec<f64>],
+    ops: &[u64],
+    notes: Vec<Note>,
+) -> Outcome<SplitLock> {
     let mut aligned = [f64::NAN; 2];
     for (s, &size) in SIZES.iter().enumerate() {
         let medians: Vec<f64> = (0..LINE as u32)
@@ -207,7 +237,7 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<SplitLock> {
         for offset in 0..LINE as u32 {
             let cell = &samples[s * LINE + offset as usize];
             let ns = (!cell.is_empty()).then(|| timing::median(cell));
-            let crosses_line = crosses(line_offset(offset) as u32, size);
+            let crosses_line = crosses(((base + offset as usize) % LINE) as u32, size);
             if crosses_line {
                 split_values.extend(ns);
             }

@@ -53,11 +53,14 @@ impl std::fmt::Display for ProbeKind {
 /// Simulated missing features, for tests of the degraded paths on machines
 /// that have every feature. Read from `GHOSTBENCH_PROBE_FAULTS`, a
 /// comma-separated list of `sigbus` (the first split lock raises SIGBUS, as
-/// under `split_lock_detect=fatal`), `noexec` (mapping memory executable
-/// fails with EACCES) and `nothp` (transparent huge pages are off).
+/// under `split_lock_detect=fatal`), `stall` (the first split lock stalls
+/// for 60 s, as one did for 20 s under a busy host here), `noexec` (mapping
+/// memory executable fails with EACCES) and `nothp` (transparent huge pages
+/// are off).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Faults {
     pub sigbus: bool,
+    pub stall: bool,
     pub noexec: bool,
     pub nothp: bool,
 }
@@ -75,6 +78,7 @@ impl Faults {
         for word in text.split(',').map(str::trim) {
             match word {
                 "sigbus" => faults.sigbus = true,
+                "stall" => faults.stall = true,
                 "noexec" => faults.noexec = true,
                 "nothp" => faults.nothp = true,
                 _ => {}
@@ -175,6 +179,10 @@ pub enum Note {
     /// split-lock: the first split lock killed the probe (SIGBUS), so the
     /// rerun executed none.
     SplitLocksKilled,
+    /// split-lock: the split locks had not finished `after_s` seconds after
+    /// the first began, when the probe was killed at its bound; the in-line
+    /// cells measured before are kept.
+    SplitLockStalled { after_s: f64 },
     /// tlb: no transparent huge pages; `enabled` is the sysfs setting.
     NoTransparentHugePages { enabled: Option<String> },
     /// tlb: the sweep stopped before `bytes`, which would exceed the bound.

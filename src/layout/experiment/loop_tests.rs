@@ -115,6 +115,56 @@ fn auto_adds_layouts_until_the_verdict_at_the_third_look() {
     }
     assert_eq!(mock.calls.len(), 2 * 32 * 3);
     assert_eq!(report.status.state, State::Finished);
+    // Each run of a cell is the same: no run noise, so every look adds layouts.
+    let added: Vec<Added> = report.looks.iter().map(|l| l.added).collect();
+    assert_eq!(
+        added,
+        [8, 8, 16].map(|layouts| Added::Layouts { layouts }),
+        "{added:?}"
+    );
+}
+
+/// No layout effect at all, and every run spread ±1.5% (a deterministic
+/// scramble of the call number): the spread of the per-layout ratios is
+/// all run noise.
+fn noisy_runs(call: usize, _name: &str) -> Step {
+    let u = (call.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0;
+    Step::Wall(0.010 * (0.03 * (u - 0.5)).exp())
+}
+
+#[test]
+fn auto_adds_rounds_when_run_noise_makes_the_spread_and_says_so() {
+    let options = options();
+    let mut mock = MockExecutor::new(noisy_runs);
+    let report = experiment(&options, &mut mock, &[]);
+    let added: Vec<Added> = report.looks.iter().map(|l| l.added).collect();
+    assert_eq!(added[0], Added::Layouts { layouts: 8 });
+    let Added::Rounds { rounds } = added[1] else {
+        panic!(
+            "the second look should add rounds: {added:?} {:?}",
+            report.matrix[1].comparison
+        );
+    };
+    // The same 8 layouts, each run `rounds` more times, with round numbers
+    // that go on from the first look's.
+    assert_eq!(report.looks[1].layouts, 8);
+    let measured = 2 * 8 * 3 + 2 * 8 * rounds;
+    assert!(mock.calls.len() >= measured, "{}", mock.calls.len());
+    let last_round = report.runs[..measured].iter().map(|r| r.record.round).max();
+    assert_eq!(last_round, Some(3 + rounds - 1));
+    let c = report.matrix[1].comparison.as_ref().unwrap();
+    assert_eq!(c.verdict, Verdict::Same, "{c:?} {added:?}");
+    let note = budget::rounds_note(&report).expect("a note on the rounds");
+    let Note::AutoRounds { looks, .. } = note else {
+        panic!("{note:?}")
+    };
+    assert_eq!(
+        looks,
+        added
+            .iter()
+            .filter(|a| matches!(a, Added::Rounds { .. }))
+            .count()
+    );
 }
 
 #[test]

@@ -218,6 +218,23 @@ pub fn note(note: &Note) -> String {
             "--layouts auto: stopped after {layouts} layouts ({looks} look{})",
             plural(*looks)
         ),
+        Note::Auto(AutoOutcome::LooksUsed {
+            layouts,
+            looks,
+            undecided,
+        }) => format!(
+            "--layouts auto: all {looks} looks taken, with {layouts} layouts, and {undecided} comparison{} undecided",
+            plural(*undecided)
+        ),
+        Note::AutoRounds {
+            looks,
+            rounds,
+            per_cell,
+        } => format!(
+            "--layouts auto: run noise within layouts made most of the spread, so {looks} look{} added {rounds} more round{} on the layouts it had instead of more layouts ({per_cell:.1} runs a cell on average)",
+            plural(*looks),
+            plural(*rounds)
+        ),
         Note::EnvironmentJitter => format!(
             "environment jitter: {} of 0–{} bytes per run, recorded per run",
             crate::run::JITTER_VARIABLE,

@@ -304,6 +304,7 @@ fn report() -> LayoutReport {
             layouts: 8,
             confidence: 0.975,
             undecided: 1,
+            added: crate::layout::Added::Layouts { layouts: 8 },
         }],
         notes: vec![
             Note::VariantsLeftOut {

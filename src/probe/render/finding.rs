@@ -122,6 +122,12 @@ pub fn note(note: &Note) -> String {
         Note::SplitLocksKilled => "split locks not run: the first one killed the probe with \
                                    SIGBUS (the kernel treats split locks as fatal here)"
             .to_string(),
+        Note::SplitLockStalled { after_s } => format!(
+            "split locks not timed: they had not finished {after_s:.1} s after the first one \
+             began, when the probe was killed at its bound; a split lock stalls this machine \
+             for longer than that (a hypervisor throttling bus locks does this), so here one \
+             costs more than the whole bound; the in-line costs above were measured"
+        ),
         Note::NoTransparentHugePages { enabled } => format!(
             "no transparent huge pages (transparent_hugepage/enabled: {}): only 4 KiB pages \
              measured",

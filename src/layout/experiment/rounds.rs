@@ -1,0 +1,161 @@
+//! Running one look's rounds: warm-up and measured rounds over its (build,
+//! variant) pairs in a fresh random order each round, each run's metrics
+//! checked against the first run's, and the machine's load sampled after
+//! every round.
+
+use crate::layout::{LayoutRun, Phase, Progress, State, Status};
+use crate::run::executor::Executor;
+use crate::run::metric::Unit;
+use crate::run::{Prepared, RunError, RunFailure};
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use std::time::{Duration, Instant};
+
+/// How a batch's rounds ended.
+pub struct RoundsOutcome {
+    pub status: Status,
+    /// `Some(measured rounds)` when `--max-time` stopped the batch early.
+    pub rounds_done: Option<usize>,
+}
+
+/// Which rounds one look runs: `warmup` unmeasured rounds, then `measured`
+/// rounds, numbered from `first`.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundSchedule {
+    pub warmup: usize,
+    pub measured: usize,
+    pub first: usize,
+}
+
+/// Warm-up and measured rounds over one look's (build, variant) pairs, in a
+/// fresh random order each round. Stops at a failed run, Ctrl-C, or after
+/// the first measured round that ends past `budget`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_rounds(
+    runner: &mut dyn Executor,
+    rng: &mut ChaCha8Rng,
+    pairs: &[(usize, u64, Prepared)],
+    schedule: RoundSchedule,
+    budget: Option<Duration>,
+    (runs, load_samples): (&mut Vec<LayoutRun>, &mut Vec<f64>),
+    metric_names: &mut Vec<(String, Unit)>,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> RoundsOutcome {
+    let started = Instant::now();
+    let RoundSchedule {
+        warmup: warmups,
+        measured,
+        first,
+    } = schedule;
+    let total = pairs.len() * (measured + warmups);
+    let mut done = 0;
+    for round in 0..measured + warmups {
+        let warmup = round < warmups;
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.shuffle(rng);
+        for i in order {
+            let (b, seed, prepared) = &pairs[i];
+            let result = runner
+                .run(prepared, *b, first + round, warmup)
+                .and_then(|record| {
+                    check_metrics(metric_names, &record, &prepared.spec.name)?;
+                    Ok(record)
+                });
+            match result {
+                Ok(record) => runs.push(LayoutRun {
+                    build: *b,
+                    seed: *seed,
+                    record,
+                }),
+                Err(failure) => {
+                    return RoundsOutcome {
+                        status: failed(failure),
+                        rounds_done: None,
+                    }
+                }
+            }
+            done += 1;
+            on_progress(&Progress {
+                phase: Phase::Run,
+                done,
+                total,
+                message: if warmup {
+                    "warm-up".into()
+                } else {
+                    format!("round {}/{}", round - warmups + 1, measured)
+                },
+            });
+            if runner.interrupted() {
+                return RoundsOutcome {
+                    status: Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into())),
+                    rounds_done: None,
+                };
+            }
+        }
+        if let Some(load) = crate::run::environment::load_now() {
+            load_samples.push(load);
+        }
+        if let Some(limit) = budget {
+            let measured_rounds = (round + 1).saturating_sub(warmups);
+            let more = round + 1 < measured + warmups;
+            if measured_rounds > 0 && more && started.elapsed() >= limit {
+                return RoundsOutcome {
+                    status: Status::new(State::BudgetExhausted, None),
+                    rounds_done: Some(measured_rounds),
+                };
+            }
+        }
+    }
+    RoundsOutcome {
+        status: Status::new(State::Finished, None),
+        rounds_done: None,
+    }
+}
+
+/// The runner's own measurements, which a clock's or a counter's resolution
+/// can make 0 (a short run's `user` or `sys`): a note counts those zeros.
+pub const RUNNER_OWN: [&str; 4] = ["wall", "user", "sys", "rss"];
+
+/// Every run must yield the metrics the first run yielded, and a measured
+/// run values above 0 (a ratio's log needs them; a 0 would drop its layout
+/// from the analysis without a word), except a 0 of [`RUNNER_OWN`].
+fn check_metrics(
+    names: &mut Vec<(String, Unit)>,
+    record: &crate::run::RunRecord,
+    command: &str,
+) -> Result<(), RunFailure> {
+    if let Some(v) = record.values.iter().find(|v| {
+        !record.warmup
+            && (v.value < 0.0 || (v.value == 0.0 && !RUNNER_OWN.contains(&v.name.as_str())))
+    }) {
+        return Err(RunFailure::new(
+            command,
+            RunError::Metric(format!(
+                "metric {:?} is {} in this run: layout compares ratios B/A across layouts, which need values above 0",
+                v.name, v.value
+            )),
+        ));
+    }
+    if names.is_empty() {
+        *names = record
+            .values
+            .iter()
+            .map(|v| (v.name.clone(), v.unit))
+            .collect();
+        return Ok(());
+    }
+    if let Some((missing, _)) = names
+        .iter()
+        .find(|(n, _)| !record.values.iter().any(|v| &v.name == n))
+    {
+        return Err(RunFailure::new(
+            command,
+            RunError::NoMetric(missing.clone()),
+        ));
+    }
+    Ok(())
+}
+
+fn failed(failure: RunFailure) -> Status {
+    Status::from_failure(failure, State::Interrupted, State::RunFailed)
+}
