@@ -212,18 +212,17 @@ impl Input {
         }
     }
 
-    /// The reason a file of `size` bytes (or more) is refused.
-    fn too_big(self, size: u64, exact: bool) -> Bound {
-        let size = if exact {
-            mib(size)
-        } else {
-            format!("more than {}", mib(self.cap()))
-        };
-        Bound(format!(
-            "it has {size}, more than the {} ghostbench reads from {}",
-            mib(self.cap()),
-            self.what()
-        ))
+    /// The reason a file of `size` bytes is refused; `None`: a device or
+    /// pipe that went on past the cap.
+    fn too_big(self, size: Option<u64>) -> Bound {
+        let (cap, what) = (mib(self.cap()), self.what());
+        Bound(match size {
+            Some(size) => format!(
+                "it has {}, more than the {cap} ghostbench reads from {what}",
+                mib(size)
+            ),
+            None => format!("it goes on past the {cap} ghostbench reads from {what}"),
+        })
     }
 }
 
@@ -247,7 +246,7 @@ pub fn read_capped(path: &Path, kind: Input) -> std::io::Result<Vec<u8>> {
     }
     let cap = kind.cap();
     if meta.is_file() && meta.len() > cap {
-        return Err(std::io::Error::other(kind.too_big(meta.len(), true)));
+        return Err(std::io::Error::other(kind.too_big(Some(meta.len()))));
     }
     let mut bytes = Vec::new();
     if meta.is_file() {
@@ -255,7 +254,7 @@ pub fn read_capped(path: &Path, kind: Input) -> std::io::Result<Vec<u8>> {
     }
     (&mut file).take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
-        return Err(std::io::Error::other(kind.too_big(cap + 1, false)));
+        return Err(std::io::Error::other(kind.too_big(None)));
     }
     Ok(bytes)
 }

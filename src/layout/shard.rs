@@ -464,6 +464,12 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_bounds_start_at_the_fewest_variants_an_experiment_needs() {
+        assert_eq!(Count::Layouts.range().0, MIN_VARIANTS);
+        assert_eq!(Count::MaxLayouts.range().0, MIN_VARIANTS);
+    }
+
     fn options(layouts: usize, max_layouts: Option<usize>) -> LayoutOptions {
         LayoutOptions {
             builds: vec![
