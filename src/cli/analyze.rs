@@ -96,7 +96,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         Format::Html => Ok(reports.html()),
         Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
     })?;
-    let record = record_of("analyze", &serde_json::from_str(&reports.json()?)?)?;
+    let record = record_of("analyze", &reports.document()?)?;
     save(&args.store, &record, None);
     if let Some(results) = results {
         emit_next_wave(&args.emit, &results, &reports)?;
