@@ -180,13 +180,16 @@ fn rewrite(path: &Path, edit: impl FnOnce(&mut Plan)) {
     std::fs::write(path, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
 }
 
+/// One edit of a plan.
+type Edit = Box<dyn Fn(&mut Plan)>;
+
 #[test]
 fn an_edited_plan_with_a_recomputed_hash_is_checked_like_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let path = plan(d);
     let original = std::fs::read(&path).unwrap();
-    let edits: Vec<(Box<dyn Fn(&mut Plan)>, &str)> = vec![
+    let edits: Vec<(Edit, &str)> = vec![
         (
             Box::new(|p| p.margin = -5.0),
             "--margin is a percentage in [0, 100), got -500",
