@@ -351,3 +351,26 @@ fn analyze_stops_at_its_row_and_name_bounds() {
         "error: names.csv:66: more than 64 names, the most analyze reads"
     );
 }
+
+#[test]
+fn without_a_store_fail_on_still_reads_the_verdicts() {
+    // analyze makes its stored record (every run as a JSON value) only when
+    // it stores or --fail-on needs the verdicts; the gate must still hold.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rows = String::from("name,value\n");
+    for i in 0..10 {
+        rows += &format!("A,{}\nB,{}\n", 1.0 + 0.01 * i as f64, 1.2 + 0.01 * i as f64);
+    }
+    std::fs::write(d.join("slower.csv"), rows).unwrap();
+    let args = ["analyze", "slower.csv", "--no-store", "--quiet"];
+    let out = run(d, &[&args[..], &["--fail-on", "slower"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("--fail-on slower: value of B vs A is SLOWER"),
+        "{stderr}"
+    );
+    assert_eq!(run(d, &args).status.code(), Some(0));
+    assert!(!d.join(".ghostbench").exists(), "--no-store made a store");
+}
