@@ -10,6 +10,7 @@ pub mod compare;
 pub mod elf;
 pub mod history;
 pub mod layout;
+pub mod limits;
 pub mod probe;
 pub mod report;
 pub mod run;

@@ -619,14 +619,15 @@ fn malformed_inputs_exit_1_with_one_line_naming_the_file_and_place() {
         "text.json: named .json but its content is not a JSON object",
     );
     fails(d, &["missing.csv"], "cannot read missing.csv");
-    // A bad option value is bad input too.
+    // A bad option value is a usage error (exit 2).
     write(d, "ok.csv", TEN_ROWS);
     let output = ghostbench()
         .current_dir(d)
         .args(["analyze", "ok.csv", "--alpha", "2"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
+    // A value out of its bounds is a usage error (issue 23, crate::limits).
+    assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
         "error: --alpha must be in (0, 1), got 2\n"

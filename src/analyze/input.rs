@@ -5,6 +5,7 @@
 //! A ghostbench `--json` is only recognised here; `ghost` re-analyses it.
 
 use super::Note;
+use crate::limits::{self, Input};
 use crate::run::metric::Unit;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -112,6 +113,23 @@ impl Dataset {
         Some(index_of(layouts, label.to_string(), |l| l == label))
     }
 
+    /// The rows, names, metrics and layouts within [`limits`]: checked after
+    /// every row, so a hostile file stops at the bound, not at the end.
+    fn check_bounds(&self, at: &str) -> Result<()> {
+        let layouts = self.layouts.as_ref().map_or(0, Vec::len);
+        for (what, count, most) in [
+            ("rows", self.rows.len(), limits::MAX_ROWS),
+            ("names", self.names.len(), limits::MAX_BUILDS),
+            ("metrics", self.metrics.len(), limits::MAX_METRICS),
+            ("layouts", layouts, limits::MAX_LAYOUTS),
+        ] {
+            if count > most {
+                bail!("{at}: more than {most} {what}, the most analyze reads");
+            }
+        }
+        Ok(())
+    }
+
     /// Values of one name on one metric, in file order.
     pub fn values(&self, name: usize, metric: usize) -> Vec<f64> {
         self.rows
@@ -137,7 +155,8 @@ fn index_of<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T) -> bool) -> usize {
 /// with a header.
 pub fn read(path: &Path) -> Result<Loaded> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {file}"))?;
+    let bytes =
+        limits::read_capped(path, Input::Table).with_context(|| format!("cannot read {file}"))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
             "{file}: not text (invalid UTF-8 at byte {})",
@@ -259,6 +278,7 @@ fn hyperfine(file: &str, doc: &Value) -> Result<Dataset> {
                 value,
                 exit_code,
             });
+            data.check_bounds(file)?;
         }
         if failed > 0 {
             failures.push((command.to_string(), failed, times.len()));
@@ -367,6 +387,7 @@ pub fn csv(file: &str, text: &str) -> Result<Dataset> {
             value,
             exit_code: 0,
         });
+        data.check_bounds(&format!("{file}:{line}"))?;
     }
     if data.rows.is_empty() {
         bail!("{file}: a header but no rows");
@@ -445,6 +466,7 @@ pub fn merge(sets: Vec<Dataset>) -> Result<Dataset> {
             };
             merged.rows.push(row);
         }
+        merged.check_bounds(&file)?;
         merged.notes.extend(set.notes);
     }
     Ok(merged)

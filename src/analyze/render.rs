@@ -76,6 +76,22 @@ impl Reports {
         }
     }
 
+    /// The `--json` document as a value, for the store: made straight from
+    /// the report, not by printing and parsing it (a million runs a side
+    /// would hold the text and the value at once).
+    pub fn document(&self) -> Result<serde_json::Value> {
+        let value = match self {
+            Reports::Compare(reports) => match reports.as_slice() {
+                [one] => serde_json::to_value(compare_json::document(one)),
+                many => serde_json::to_value(
+                    many.iter().map(compare_json::document).collect::<Vec<_>>(),
+                ),
+            },
+            Reports::Layout(report) => serde_json::to_value(layout_json::document(report)),
+        };
+        value.context("cannot serialise the report")
+    }
+
     /// `--json`: one document, or an array of them for several comparisons.
     pub fn json(&self) -> Result<String> {
         let text = match self {

@@ -96,12 +96,20 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         Format::Html => Ok(reports.html()),
         Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
     })?;
-    let record = record_of("analyze", &serde_json::from_str(&reports.json()?)?)?;
-    save(&args.store, &record, None);
+    // The record (the whole document as a value, every run) is made only
+    // when it is stored or --fail-on reads its verdicts: with a million
+    // runs a side it is most of the memory.
+    let record = if args.store.location().is_some() || !args.fail_on.verdicts()?.is_empty() {
+        let record = record_of("analyze", &reports.document()?)?;
+        save(&args.store, &record, None);
+        Some(record)
+    } else {
+        None
+    };
     if let Some(results) = results {
         emit_next_wave(&args.emit, &results, &reports)?;
     }
-    Ok(args.fail_on.exit_code(exit::OK, &record.verdicts))
+    Ok(record.map_or(exit::OK, |r| args.fail_on.exit_code(exit::OK, &r.verdicts)))
 }
 
 /// `analyze DIR/results/ --emit ENGINE`: the job file of the wave the merge

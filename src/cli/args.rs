@@ -7,9 +7,11 @@
 //! `Default`s, so the help text and the library cannot drift apart (a test
 //! holds them together).
 
+use super::exit::usage;
+use crate::limits;
 use crate::run::metric::{HigherIsBetter, MetricSpec};
 use crate::run::spawn;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use std::time::Duration;
 
@@ -70,23 +72,27 @@ impl DecisionArgs {
         HigherIsBetter::from_flag(self.higher_is_better.as_deref())
     }
 
-    /// `--margin` as a fraction (0.01 = ±1%), if given; outside [0, 100) is bad input.
+    /// `--margin` as a fraction (0.01 = ±1%), if given; outside [0, 100) is
+    /// a usage error ([`limits::margin`]).
     pub fn margin(&self) -> Result<Option<f64>> {
         match self.margin {
-            Some(m) if !(0.0..100.0).contains(&m) => {
-                bail!("--margin is a percentage in [0, 100), got {m}")
-            }
-            m => Ok(m.map(|m| m / 100.0)),
+            Some(m) => Ok(Some(limits::margin(m / 100.0).map_err(bound)?)),
+            None => Ok(None),
         }
     }
 
-    /// `--alpha`, if given; outside (0, 1) is bad input.
+    /// `--alpha`, if given; outside (0, 1) is a usage error ([`limits::alpha`]).
     pub fn alpha(&self) -> Result<Option<f64>> {
         match self.alpha {
-            Some(a) if !(a > 0.0 && a < 1.0) => bail!("--alpha must be in (0, 1), got {a}"),
-            a => Ok(a),
+            Some(a) => Ok(Some(limits::alpha(a).map_err(bound)?)),
+            None => Ok(None),
         }
     }
+}
+
+/// A value out of its [`limits`] bounds as a usage error (exit 2).
+pub fn bound(error: limits::Bound) -> anyhow::Error {
+    usage(error.0)
 }
 
 /// `--seed`: every random choice a verb makes (compare, layout, analyze, probe, demo).
@@ -121,11 +127,10 @@ impl RunArgs {
     }
 }
 
-/// The longest duration any option takes: a year. Longer ones are typos, and
-/// past about 10^19 s adding them to a clock overflows.
-pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+pub use crate::limits::MAX_DURATION;
 
-/// "90", "90s", "1.5s", "500ms", "2m", "1h"; at most [`MAX_DURATION`].
+/// "90", "90s", "1.5s", "500ms", "2m", "1h"; above 0 and at most a year
+/// ([`limits::duration`]: 0 would time out every run, or end before the first).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
@@ -152,7 +157,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "{text:?} is longer than a year, the most any option takes"
         ));
     }
-    Ok(Duration::from_secs_f64(seconds))
+    limits::duration("a duration", Duration::from_secs_f64(seconds))
+        .map_err(|_| format!("{text:?}: must be longer than 0"))
 }
 
 #[cfg(test)]
@@ -168,6 +174,10 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("inf").is_err());
+        for zero in ["0", "0s", "0ms", "0.0h"] {
+            let error = parse_duration(zero).unwrap_err();
+            assert!(error.ends_with("must be longer than 0"), "{zero}: {error}");
+        }
     }
 
     #[test]

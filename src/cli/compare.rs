@@ -1,12 +1,13 @@
 //! `ghostbench compare`: arguments, and the glue to `compare::run` and the reports.
 
-use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
+use super::args::{bound, parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::baseline::Plan;
 use super::exit::{self, UsageError};
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::compare::render::{html, json as document, markdown, prose, terminal};
 use crate::compare::{self, CompareOptions, CompareReport, Note, Order, State};
+use crate::limits::Count;
 use crate::run::command::CommandSpec;
 use crate::run::spawn;
 use anyhow::{bail, Result};
@@ -113,6 +114,8 @@ impl CompareArgs {
                 self.names.len()
             );
         }
+        Count::Runs.check(self.max_runs).map_err(bound)?;
+        Count::Warmup.check(self.warmup).map_err(bound)?;
         if self.min_runs < 2 || self.max_runs < self.min_runs {
             bail!(
                 "need 2 <= --min-runs <= --max-runs, got {} and {}",

@@ -77,9 +77,9 @@ type Step = fn(&DemoArgs) -> Result<i32>;
 const STEPS: &[Step] = &[layout_step, structs_step, probe_step];
 
 pub fn run(args: DemoArgs) -> Result<i32> {
-    if args.max_compilers < 1 {
-        return Err(super::exit::usage("--max-compilers must be at least 1"));
-    }
+    crate::limits::Count::Compilers
+        .check(args.max_compilers)
+        .map_err(super::args::bound)?;
     // The layout step's options, checked before anything is built.
     options(&args, Vec::new())?;
     args.output.files().check("demo", super::layout::FORMATS)?;

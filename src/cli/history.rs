@@ -8,6 +8,7 @@ use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{ghost, AnalyzeOptions, AnalyzeReport};
 use crate::history::{self, render as words};
+use crate::limits::{self, Input};
 use crate::store::Filter;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -117,7 +118,7 @@ fn import(args: ImportArgs) -> Result<i32> {
     let mut store = args.store.open_for_writing()?;
     let location = store.location().to_string();
     for path in &args.files {
-        let text = std::fs::read_to_string(path)
+        let text = limits::read_capped_text(path, Input::Document)
             .with_context(|| format!("cannot read {}", path.display()))?;
         let doc: Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;

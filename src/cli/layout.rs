@@ -1,6 +1,6 @@
 //! `ghostbench layout`: arguments, and the glue to `layout::run` and the reports.
 
-use super::args::{parse_duration, DecisionArgs, MetricArgs, RunArgs};
+use super::args::{bound, parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::emit::{self as emit_file, EmitArgs, PlanFacts};
 use super::exit::{self, usage};
 use super::output::{json, Format, OutputArgs};
@@ -10,6 +10,7 @@ use crate::layout::shard::{results_dir, Plan};
 use crate::layout::shard_run::{self, RunPlace};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
+use crate::limits::Count;
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
 use anyhow::Result;
@@ -142,14 +143,14 @@ impl ScheduleArgs {
                 Some(self.max_layouts),
             ),
         };
-        if layouts < layout::MIN_VARIANTS {
-            return Err(usage(format!(
-                "--layouts and --max-layouts must be at least {}",
-                layout::MIN_VARIANTS
-            )));
+        // Every bound in one place (crate::limits), before any work.
+        let layouts = Count::Layouts.check(layouts).map_err(bound)?;
+        if self.layouts == LayoutsArg::Auto {
+            Count::MaxLayouts.check(self.max_layouts).map_err(bound)?;
         }
-        if self.rounds < 1 {
-            return Err(usage("--rounds must be at least 1"));
+        Count::Rounds.check(self.rounds).map_err(bound)?;
+        if let Some(jobs) = self.jobs {
+            Count::Jobs.check(jobs).map_err(bound)?;
         }
         options.layouts = layouts;
         options.max_layouts = max_layouts;
@@ -228,13 +229,14 @@ impl LayoutArgs {
                 "give at least two --build NAME=TEMPLATE (the first is the baseline)",
             ));
         }
+        Count::Builds.check(builds.len()).map_err(bound)?;
         let defaults = LayoutOptions::default();
         let mut options = LayoutOptions {
             builds,
             run_template: self.run.clone(),
             metrics: self.metric.specs()?,
             higher_is_better: self.decision.higher_is_better()?,
-            warmup: self.warmup,
+            warmup: Count::Warmup.check(self.warmup).map_err(bound)?,
             sources: self.sources.iter().map(|&s| s.into()).collect(),
             estimator: self.estimator.into(),
             margin: self.decision.margin()?.unwrap_or(defaults.margin),
@@ -282,6 +284,9 @@ pub fn run(args: LayoutArgs) -> Result<i32> {
 
 /// `--plan-only DIR`: write the plan, say where, print the shard commands.
 fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Result<i32> {
+    if let Some(shards) = shards {
+        Count::Shards.check(shards).map_err(bound)?;
+    }
     let plan = Plan::new(options, shards).map_err(|e| usage(format!("{e:#}")))?;
     let path = plan.write(dir)?;
     let path = std::fs::canonicalize(&path).unwrap_or(path);

@@ -2,6 +2,7 @@
 //! text. Each becomes a list of (object, function, cost), so functions of the
 //! binary can be ranked by their share of the whole profile.
 
+use crate::limits::{self, Input};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -30,7 +31,8 @@ pub struct Profile {
 }
 
 pub fn read(path: &Path) -> Result<Profile> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = limits::read_capped(path, Input::Profile)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     let display = path.display().to_string();
     let profile = if looks_like_callgrind(&text) {

@@ -19,6 +19,20 @@ use crate::stats::welch::welch;
 
 /// Bootstrap resamples for the reported ratio-of-medians CI.
 const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// The most values drawn over all resamples (issue 23): past 100,000 values
+/// a side the resamples drop below 2000, to no fewer than
+/// [`BOOTSTRAP_MIN_RESAMPLES`], so a million a side takes seconds, not
+/// minutes. The bootstrap interval is a cross-check of the verdict's own
+/// interval, which does not depend on it.
+const BOOTSTRAP_DRAWS: usize = 400_000_000;
+/// The fewest resamples for the ratio-of-medians CI, however large the data.
+const BOOTSTRAP_MIN_RESAMPLES: usize = 200;
+
+/// Resamples for samples of `values` values in all: [`BOOTSTRAP_RESAMPLES`]
+/// within [`BOOTSTRAP_DRAWS`], never fewer than [`BOOTSTRAP_MIN_RESAMPLES`].
+fn bootstrap_resamples(values: usize) -> usize {
+    (BOOTSTRAP_DRAWS / values.max(1)).clamp(BOOTSTRAP_MIN_RESAMPLES, BOOTSTRAP_RESAMPLES)
+}
 
 /// Analyze every metric, then adjust p-values across them (Holm). Without a
 /// budget (data measured elsewhere) the causes speak of the runs at hand.
@@ -97,7 +111,7 @@ fn analyze_one(input: &MetricInput, alpha: f64, seed: u64) -> MetricReport {
             a,
             b,
             0.95,
-            BOOTSTRAP_RESAMPLES,
+            bootstrap_resamples(a.len() + b.len()),
             seed,
             BootstrapMethod::Bca,
         ),
@@ -112,6 +126,16 @@ fn analyze_one(input: &MetricInput, alpha: f64, seed: u64) -> MetricReport {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn bootstrap_resamples_shrink_only_for_large_samples() {
+        assert_eq!(bootstrap_resamples(20), BOOTSTRAP_RESAMPLES);
+        assert_eq!(bootstrap_resamples(200_000), BOOTSTRAP_RESAMPLES);
+        assert_eq!(bootstrap_resamples(400_000), 1000);
+        assert_eq!(bootstrap_resamples(2_000_000), BOOTSTRAP_MIN_RESAMPLES);
+        assert_eq!(bootstrap_resamples(usize::MAX), BOOTSTRAP_MIN_RESAMPLES);
+    }
+
     use super::*;
     use crate::run::metric::Unit;
     use crate::stats::sequential::Look;

@@ -17,6 +17,7 @@ pub use super::merged::{
 };
 use super::variants::{ShuffleLinker, Source, Variant};
 use super::{BuildSpec, LayoutOptions, MIN_VARIANTS};
+use crate::limits::{self, Count, Input};
 use crate::report::json::write_atomically;
 use crate::run::metric::{HigherIsBetter, MetricSpec};
 use crate::stats::hierarchical::Estimator;
@@ -49,6 +50,11 @@ pub enum PlanError {
     },
     #[error("--shard {given}: {why}")]
     BadShard { given: String, why: String },
+    /// A value the command line would refuse ([`crate::limits`]), or parts
+    /// that do not fit together: the hash only shows the plan was not
+    /// changed by accident, so its content is checked like a command line.
+    #[error("{file}: {why}; a plan is checked like the command line that writes it")]
+    Invalid { file: String, why: String },
 }
 
 /// One wave of shards: wave 1 is the first batch of variants; with
@@ -183,7 +189,8 @@ impl Plan {
     /// content ([`PlanError::HashMismatch`] when they differ).
     pub fn read(path: &Path) -> Result<Plan> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
+        let text = limits::read_capped_text(path, Input::Plan)
+            .with_context(|| format!("cannot read {file}"))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{file}: not JSON: {e}"))?;
         let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
@@ -207,7 +214,51 @@ impl Plan {
             }
             .into());
         }
+        plan.check()
+            .map_err(|why| PlanError::Invalid { file, why })?;
         Ok(plan)
+    }
+
+    /// The plan's settings within the bounds of [`crate::limits`] (the same
+    /// checks as the command line), and its variants, shards and waves as
+    /// [`Plan::new`] makes them from its layouts and shard size.
+    pub fn check(&self) -> Result<(), String> {
+        let bound = |e: limits::Bound| e.0;
+        Count::Builds.check(self.builds.len()).map_err(bound)?;
+        Count::Rounds.check(self.rounds).map_err(bound)?;
+        Count::Warmup.check(self.warmup).map_err(bound)?;
+        limits::margin(self.margin).map_err(bound)?;
+        limits::alpha(self.alpha).map_err(bound)?;
+        if let Some(timeout) = self.timeout_s {
+            limits::seconds("--timeout", timeout).map_err(bound)?;
+        }
+        Count::Layouts.check(self.layouts).map_err(bound)?;
+        if let Some(max) = self.max_layouts {
+            Count::MaxLayouts.check(max).map_err(bound)?;
+        }
+        Count::Shards.check(self.shards).map_err(bound)?;
+        if self.variants_per_shard == 0 || self.variants_per_shard > self.layouts {
+            return Err(format!(
+                "variants_per_shard {} is not between 1 and its {} layouts",
+                self.variants_per_shard, self.layouts
+            ));
+        }
+        let sizes = look_sizes(self.layouts, self.max_layouts);
+        let total = *sizes.last().unwrap_or(&self.layouts);
+        let in_order = self.variants.iter().map(|v| v.seed).eq(0..total as u64);
+        if !in_order {
+            return Err(format!(
+                "its variants are not the seeds 0 to {} its layouts make",
+                total - 1
+            ));
+        }
+        let waves = waves(&sizes, self.variants_per_shard);
+        if self.waves != waves || self.shards != waves.last().map_or(0, |w| w.shards[1]) {
+            return Err(
+                "its waves and shards are not those its layouts and shard size make".into(),
+            );
+        }
+        Ok(())
     }
 
     /// Write `DIR/plan.json` (atomically) and create `DIR/results/`; returns the plan's path.
@@ -356,14 +407,27 @@ impl ShardResult {
     /// Read a shard result (schema checked; the plan hash is the merge's to compare).
     pub fn read(path: &Path) -> Result<ShardResult> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
+        let text = limits::read_capped_text(path, Input::Shard)
+            .with_context(|| format!("cannot read {file}"))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{file}: not JSON: {e}"))?;
         let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
         if schema != SHARD_SCHEMA {
             bail!("{file}: not a shard result (schema {schema:?}, expected {SHARD_SCHEMA:?})");
         }
-        serde_json::from_value(value).map_err(|e| anyhow::anyhow!("{file}: {e}"))
+        let result: ShardResult =
+            serde_json::from_value(value).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        if Count::Shards.check(result.shards).is_err()
+            || !(1..=result.shards).contains(&result.shard)
+        {
+            bail!(
+                "{file}: shard {} of {} is not a shard of a plan (1 to {} shards)",
+                result.shard,
+                result.shards,
+                limits::MAX_SHARDS
+            );
+        }
+        Ok(result)
     }
 
     /// Write to `results_dir/shard-K.json` atomically (a temporary file,
@@ -399,6 +463,12 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bounds_start_at_the_fewest_variants_an_experiment_needs() {
+        assert_eq!(Count::Layouts.range().0, MIN_VARIANTS);
+        assert_eq!(Count::MaxLayouts.range().0, MIN_VARIANTS);
+    }
 
     fn options(layouts: usize, max_layouts: Option<usize>) -> LayoutOptions {
         LayoutOptions {

@@ -1,0 +1,336 @@
+//! Every upper bound on what a user or a plan can ask for, in one place
+//! (issue 23, docs/reliability.md "Bounds"): the counts and durations a
+//! command line or a plan file sets, checked before any work starts, and
+//! the size cap of every file ghostbench reads. Floor 0: it depends on
+//! nothing in the crate, so the command line (`cli`), the plan reader
+//! (`layout::shard`) and every file reader use the same checks.
+//!
+//! A check returns the one-line reason as a [`Bound`] error; the caller
+//! decides the exit code (`cli::exit`: a usage error, 2).
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+/// A value outside its bounds: the one-line reason, naming the option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Bound(pub String);
+
+/// The counts a command line or a plan sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// `--jobs`: parallel builds.
+    Jobs,
+    /// `--layouts`: variants per build (the default layout included).
+    Layouts,
+    /// `--max-layouts`: the most variants of `--layouts auto`.
+    MaxLayouts,
+    /// `--rounds`: measured runs of every (build, layout) pair.
+    Rounds,
+    /// `--warmup`: unmeasured runs first.
+    Warmup,
+    /// `--shards`: shards of a plan.
+    Shards,
+    /// `--min-runs` / `--max-runs` of `compare`.
+    Runs,
+    /// `--build`: builds of a layout experiment.
+    Builds,
+    /// `demo --max-compilers`.
+    Compilers,
+}
+
+/// At most this many parallel builds per CPU this process may use: more
+/// only queue on the CPUs, and each build is a process.
+pub const JOBS_PER_CPU: usize = 4;
+/// At most this many layout variants per build (`--layouts`,
+/// `--max-layouts`, a plan's variants): 32 decide almost every comparison
+/// (docs/methodology.md); 1,024 builds of each build are hours of linking.
+pub const MAX_LAYOUTS: usize = 1024;
+/// At most this many rounds, and warm-up runs.
+pub const MAX_ROUNDS: usize = 10_000;
+/// At most this many shards in a plan (never more than its variants).
+pub const MAX_SHARDS: usize = MAX_LAYOUTS;
+/// At most this many runs of each command in `compare`.
+pub const MAX_RUNS: usize = 1_000_000;
+/// At most this many builds in a layout experiment.
+pub const MAX_BUILDS: usize = 64;
+/// At most this many metrics in one experiment or `analyze`.
+pub const MAX_METRICS: usize = 64;
+/// At most this many compilers in `demo`.
+pub const MAX_COMPILERS: usize = 16;
+/// The longest duration any option takes: a year. Longer ones are typos,
+/// and past about 10^19 s adding them to a clock overflows.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+impl Count {
+    /// The option's name on the command line.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Count::Jobs => "--jobs",
+            Count::Layouts => "--layouts",
+            Count::MaxLayouts => "--max-layouts",
+            Count::Rounds => "--rounds",
+            Count::Warmup => "--warmup",
+            Count::Shards => "--shards",
+            Count::Runs => "--max-runs",
+            Count::Builds => "--build",
+            Count::Compilers => "--max-compilers",
+        }
+    }
+
+    /// The smallest and the largest value allowed.
+    pub fn range(self) -> (usize, usize) {
+        match self {
+            Count::Jobs => (1, JOBS_PER_CPU * cpus()),
+            Count::Layouts | Count::MaxLayouts => (3, MAX_LAYOUTS),
+            Count::Rounds => (1, MAX_ROUNDS),
+            Count::Warmup => (0, MAX_ROUNDS),
+            Count::Shards => (1, MAX_SHARDS),
+            Count::Runs => (2, MAX_RUNS),
+            Count::Builds => (2, MAX_BUILDS),
+            Count::Compilers => (1, MAX_COMPILERS),
+        }
+    }
+
+    /// `value` if it is in [`Count::range`], else why not.
+    pub fn check(self, value: usize) -> Result<usize, Bound> {
+        let (low, high) = self.range();
+        let flag = self.flag();
+        if value < low {
+            return Err(Bound(format!("{flag} must be at least {low}, got {value}")));
+        }
+        if value > high {
+            let why = match self {
+                Count::Jobs => format!(
+                    "{JOBS_PER_CPU} per CPU this process may use ({} CPUs)",
+                    cpus()
+                ),
+                _ => "the most ghostbench takes".into(),
+            };
+            return Err(Bound(format!("{flag} {value} is more than {high}, {why}")));
+        }
+        Ok(value)
+    }
+}
+
+/// The CPUs this process may use (1 when unknown).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A duration option (`--timeout`, `--max-time`, `--budget`, a plan's
+/// timeout): above 0 and at most [`MAX_DURATION`].
+pub fn duration(flag: &str, value: Duration) -> Result<Duration, Bound> {
+    if value.is_zero() {
+        return Err(Bound(format!("{flag} must be longer than 0")));
+    }
+    if value > MAX_DURATION {
+        return Err(Bound(format!(
+            "{flag} is longer than a year, the most any option takes"
+        )));
+    }
+    Ok(value)
+}
+
+/// A duration in seconds as a plan stores it, checked like [`duration`].
+pub fn seconds(flag: &str, value: f64) -> Result<Duration, Bound> {
+    if !value.is_finite() || value <= 0.0 {
+        return Err(Bound(format!("{flag} must be longer than 0, got {value}")));
+    }
+    if value > MAX_DURATION.as_secs_f64() {
+        return Err(Bound(format!(
+            "{flag} is longer than a year, the most any option takes"
+        )));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+/// `--margin` as a fraction (0.01 = ±1%): in [0, 1), i.e. [0, 100) percent.
+pub fn margin(fraction: f64) -> Result<f64, Bound> {
+    if (0.0..1.0).contains(&fraction) {
+        Ok(fraction)
+    } else {
+        Err(Bound(format!(
+            "--margin is a percentage in [0, 100), got {}",
+            fraction * 100.0
+        )))
+    }
+}
+
+/// `--alpha`: in (0, 1).
+pub fn alpha(alpha: f64) -> Result<f64, Bound> {
+    if alpha > 0.0 && alpha < 1.0 {
+        Ok(alpha)
+    } else {
+        Err(Bound(format!("--alpha must be in (0, 1), got {alpha}")))
+    }
+}
+
+/// The most bytes ghostbench reads from one file of each kind. A regular
+/// file larger than its cap is refused by its size before it is read; any
+/// other file (a device, a pipe) is read up to the cap and refused past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// `analyze`'s CSV, hyperfine JSON or ghostbench `--json`.
+    Table,
+    /// `history import`'s document.
+    Document,
+    /// A plan file (`plan.json`).
+    Plan,
+    /// A shard's result file.
+    Shard,
+    /// `code --hot`'s profile (callgrind, cachegrind, `perf script`).
+    Profile,
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// At most this many rows in the files of one `analyze` (5 million: a
+/// million runs of each of five commands), so the rows stay within a few
+/// hundred MB whatever the bytes per row.
+pub const MAX_ROWS: usize = 5_000_000;
+
+impl Input {
+    /// The cap in bytes.
+    pub fn cap(self) -> u64 {
+        match self {
+            Input::Table | Input::Document | Input::Shard => 256 * MIB,
+            Input::Plan => 16 * MIB,
+            Input::Profile => 512 * MIB,
+        }
+    }
+
+    /// What the file is, in the error message.
+    fn what(self) -> &'static str {
+        match self {
+            Input::Table => "an analyze input",
+            Input::Document => "a document to import",
+            Input::Plan => "a plan",
+            Input::Shard => "a shard result",
+            Input::Profile => "a profile",
+        }
+    }
+
+    /// The reason a file of `size` bytes is refused; `None`: a device or
+    /// pipe that went on past the cap.
+    fn too_big(self, size: Option<u64>) -> Bound {
+        let (cap, what) = (mib(self.cap()), self.what());
+        Bound(match size {
+            Some(size) => format!(
+                "it has {}, more than the {cap} ghostbench reads from {what}",
+                mib(size)
+            ),
+            None => format!("it goes on past the {cap} ghostbench reads from {what}"),
+        })
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    if bytes >= 1024 * MIB {
+        format!("{:.1} GiB", bytes as f64 / (1024 * MIB) as f64)
+    } else {
+        format!("{} MiB", bytes.div_ceil(MIB))
+    }
+}
+
+/// The bytes of `path`, at most `kind`'s cap: a regular file over the cap is
+/// refused by its size without reading it; a device or pipe is read up to
+/// the cap and refused past it (`/dev/zero` ends, with an error). The error
+/// says why in one line; the caller names the file.
+pub fn read_capped(path: &Path, kind: Input) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    let cap = kind.cap();
+    if meta.is_file() && meta.len() > cap {
+        return Err(std::io::Error::other(kind.too_big(Some(meta.len()))));
+    }
+    let mut bytes = Vec::new();
+    if meta.is_file() {
+        bytes.reserve_exact(meta.len() as usize);
+    }
+    (&mut file).take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::other(kind.too_big(None)));
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] as text; invalid UTF-8 is an error naming its byte.
+pub fn read_capped_text(path: &Path, kind: Input) -> std::io::Result<String> {
+    let bytes = read_capped(path, kind)?;
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::other(format!(
+            "not text (invalid UTF-8 at byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_refused_below_and_above_their_range() {
+        assert_eq!(Count::Rounds.check(5), Ok(5));
+        let zero = Count::Rounds.check(0).unwrap_err().0;
+        assert_eq!(zero, "--rounds must be at least 1, got 0");
+        let huge = Count::Rounds.check(usize::MAX).unwrap_err().0;
+        assert!(
+            huge.starts_with("--rounds 18446744073709551615 is more than 10000"),
+            "{huge}"
+        );
+        assert_eq!(Count::Warmup.check(0), Ok(0));
+        assert!(Count::Warmup.check(usize::MAX).is_err());
+        assert!(Count::Layouts.check(4_294_967_296).is_err());
+        assert!(Count::Layouts.check(2).is_err());
+        assert_eq!(Count::Layouts.check(MAX_LAYOUTS), Ok(MAX_LAYOUTS));
+        let jobs = Count::Jobs.check(10_000_000).unwrap_err().0;
+        assert!(jobs.contains("per CPU"), "{jobs}");
+        assert_eq!(Count::Jobs.check(cpus()), Ok(cpus()));
+        assert!(Count::Shards.check(0).is_err());
+        assert!(Count::Runs.check(MAX_RUNS + 1).is_err());
+    }
+
+    #[test]
+    fn durations_margins_and_alphas() {
+        assert!(duration("--timeout", Duration::ZERO).is_err());
+        assert!(duration("--timeout", MAX_DURATION).is_ok());
+        assert!(duration("--timeout", MAX_DURATION + Duration::from_secs(1)).is_err());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e308] {
+            assert!(seconds("timeout_s", bad).is_err(), "{bad}");
+        }
+        assert_eq!(seconds("timeout_s", 1.5), Ok(Duration::from_millis(1500)));
+        for bad in [-0.05, 1.0, 1e306, f64::NAN] {
+            assert!(margin(bad).is_err(), "margin {bad}");
+        }
+        assert_eq!(margin(0.0), Ok(0.0));
+        for bad in [0.0, 1.0, 7.0, -0.1, f64::NAN] {
+            assert!(alpha(bad).is_err(), "alpha {bad}");
+        }
+        assert_eq!(alpha(0.05), Ok(0.05));
+    }
+
+    #[test]
+    fn a_sparse_file_over_the_cap_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.csv");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(10 * 1024 * MIB).unwrap();
+        let error = read_capped(&path, Input::Table).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "it has 10.0 GiB, more than the 256 MiB ghostbench reads from an analyze input"
+        );
+        std::fs::write(&path, b"name,value\n").unwrap();
+        assert_eq!(read_capped(&path, Input::Plan).unwrap(), b"name,value\n");
+        let error = read_capped(dir.path(), Input::Plan)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(error, "it is a directory");
+    }
+}

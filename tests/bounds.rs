@@ -1,0 +1,376 @@
+//! Issue 23, items 3, 5 and 7, through the binary: every number a command
+//! line or a plan sets is bounded before any work starts (a one-line usage
+//! error, exit 2), a plan whose hash was recomputed after an edit is checked
+//! like a command line, and every reader stops at its size cap: a character
+//! device made with `mknod` in a temporary directory (never a real /dev
+//! path) and a sparse 10 GiB file.
+
+mod common;
+
+use ghostbench::layout::shard::Plan;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    common::ghostbench()
+        .current_dir(dir)
+        .env_remove("GHOSTBENCH_STORE")
+        .timeout(Duration::from_secs(60))
+        .args(args)
+        .output()
+        .expect("ghostbench runs")
+}
+
+/// The exit code and stderr of a command that must fail with one line.
+fn fails(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = run(dir, args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().unwrap_or(-1);
+    assert_ne!(code, 0, "{args:?} succeeded: {stderr}");
+    (code, stderr)
+}
+
+/// The one line of a failure, clap's "For more information" hint aside.
+fn one_line(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
+        .collect();
+    assert_eq!(lines.len(), 1, "not one line: {stderr}");
+    lines[0]
+}
+
+const MAX: &str = "18446744073709551615";
+
+fn layout_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "layout",
+        "--build",
+        "a=cc a.c -o {out}",
+        "--build",
+        "b=cc b.c -o {out}",
+        "--run",
+        "{bin}",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn numbers_past_their_bounds_are_usage_errors_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plan_dir = d.join("plan");
+    let plan = plan_dir.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            layout_args(&["--rounds", MAX]),
+            "--rounds 18446744073709551615 is more than 10000",
+        ),
+        (
+            layout_args(&["--warmup", MAX]),
+            "--warmup 18446744073709551615 is more than 10000",
+        ),
+        (
+            layout_args(&["--layouts", "4294967296", "--plan-only", plan]),
+            "--layouts 4294967296 is more than 1024",
+        ),
+        (
+            layout_args(&["--layouts", "auto", "--max-layouts", MAX]),
+            "--max-layouts 18446744073709551615 is more than 1024",
+        ),
+        (
+            layout_args(&["--jobs", "10000000"]),
+            "--jobs 10000000 is more than",
+        ),
+        (layout_args(&["--jobs", "0"]), "--jobs must be at least 1"),
+        (
+            layout_args(&["--layouts", "8", "--plan-only", plan, "--shards", MAX]),
+            "--shards 18446744073709551615 is more than 1024",
+        ),
+        (layout_args(&["--timeout", "0"]), "must be longer than 0"),
+        (layout_args(&["--max-time", "0s"]), "must be longer than 0"),
+        (
+            layout_args(&["--margin=-5"]),
+            "--margin is a percentage in [0, 100), got -5",
+        ),
+        (
+            layout_args(&["--alpha", "7"]),
+            "--alpha must be in (0, 1), got 7",
+        ),
+        (
+            vec!["compare", "true", "true", "--warmup", MAX],
+            "--warmup 18446744073709551615 is more than 10000",
+        ),
+        (
+            vec!["compare", "true", "true", "--max-runs", MAX],
+            "--max-runs 18446744073709551615 is more than 1000000",
+        ),
+        (
+            vec!["compare", "true", "true", "--timeout", "0"],
+            "must be longer than 0",
+        ),
+        (
+            vec!["compare", "true", "true", "--max-time", "0ms"],
+            "must be longer than 0",
+        ),
+        (vec!["probe", "--budget", "0"], "must be longer than 0"),
+        (
+            vec!["demo", "--rounds", MAX],
+            "--rounds 18446744073709551615 is more than 10000",
+        ),
+        (
+            vec!["demo", "--max-compilers", MAX],
+            "--max-compilers 18446744073709551615 is more than 16",
+        ),
+        (
+            vec!["analyze", "x.csv", "--margin", "1e308"],
+            "--margin is a percentage in [0, 100)",
+        ),
+        (
+            vec!["analyze", "x.csv", "--alpha", "7"],
+            "--alpha must be in (0, 1), got 7",
+        ),
+    ];
+    for (args, expected) in cases {
+        let started = Instant::now();
+        let (code, stderr) = fails(d, &args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        let line = one_line(&stderr);
+        assert!(line.contains(expected), "{args:?}: {line}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(
+        !plan_dir.exists(),
+        "a refused --plan-only wrote its directory"
+    );
+    assert!(
+        !d.join(".ghostbench").exists(),
+        "a refused command made its work directory"
+    );
+}
+
+/// A plan of 4 layouts in 2 shards, written by `--plan-only` (nothing built).
+fn plan(dir: &Path) -> PathBuf {
+    let out = run(
+        dir,
+        &layout_args(&["--layouts", "4", "--shards", "2", "--plan-only", "plan"]),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join("plan/plan.json")
+}
+
+/// `path`'s plan edited by `edit`, its hash recomputed as an attacker would.
+fn rewrite(path: &Path, edit: impl FnOnce(&mut Plan)) {
+    let mut plan: Plan = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    edit(&mut plan);
+    plan.hash = plan.content_hash().unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+}
+
+/// One edit of a plan.
+type Edit = Box<dyn Fn(&mut Plan)>;
+
+#[test]
+fn an_edited_plan_with_a_recomputed_hash_is_checked_like_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = plan(d);
+    let original = std::fs::read(&path).unwrap();
+    let edits: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|p| p.margin = -5.0),
+            "--margin is a percentage in [0, 100), got -500",
+        ),
+        (
+            Box::new(|p| p.margin = 1e308),
+            "--margin is a percentage in [0, 100)",
+        ),
+        (
+            Box::new(|p| p.alpha = 7.0),
+            "--alpha must be in (0, 1), got 7",
+        ),
+        (
+            Box::new(|p| p.rounds = 0),
+            "--rounds must be at least 1, got 0",
+        ),
+        (
+            Box::new(|p| p.warmup = usize::MAX),
+            "--warmup 18446744073709551615 is more than 10000",
+        ),
+        (
+            Box::new(|p| p.timeout_s = Some(0.0)),
+            "--timeout must be longer than 0",
+        ),
+        (
+            Box::new(|p| p.shards = usize::MAX),
+            "--shards 18446744073709551615 is more than 1024",
+        ),
+        (
+            Box::new(|p| p.layouts = 4_294_967_296),
+            "--layouts 4294967296 is more than 1024",
+        ),
+        (
+            Box::new(|p| p.shards = 3),
+            "its waves and shards are not those",
+        ),
+        (
+            Box::new(|p| p.variants_per_shard = 0),
+            "variants_per_shard 0 is not between 1",
+        ),
+        (
+            Box::new(|p| {
+                p.variants.pop();
+            }),
+            "its variants are not the seeds 0 to 3",
+        ),
+    ];
+    for (edit, expected) in edits {
+        std::fs::write(&path, &original).unwrap();
+        rewrite(&path, edit);
+        for args in [
+            &["layout", "--plan", "plan/plan.json", "--shard", "1/2"][..],
+            &["analyze", "plan/results/"][..],
+        ] {
+            let (code, stderr) = fails(d, args);
+            assert_eq!(code, 2, "{args:?} {expected}: {stderr}");
+            let line = one_line(&stderr);
+            assert!(line.contains(expected), "{args:?}: {line}");
+            assert!(
+                line.contains("a plan is checked like the command line"),
+                "{line}"
+            );
+        }
+    }
+    assert!(!d.join("plan/results/shard-1.json").exists());
+}
+
+/// A character device with `mknod`'s numbers in `dir` (1, 5 is a zero
+/// device); `None` (a visible skip) without CAP_MKNOD.
+fn device(dir: &Path, name: &str, minor: u32) -> Option<PathBuf> {
+    let path = dir.join(name);
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path in a temporary directory.
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, minor)) } != 0 {
+        common::skipped("CAP_MKNOD (root, to make a device node)");
+        return None;
+    }
+    Some(path)
+}
+
+#[test]
+fn an_endless_device_ends_every_reader_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let Some(_) = device(d, "zero", 5) else {
+        return;
+    };
+    std::fs::create_dir(d.join("plan")).unwrap();
+    let Some(_) = device(&d.join("plan"), "plan.json", 5) else {
+        return;
+    };
+    for (args, what) in [
+        (&["analyze", "zero", "--no-store"][..], "an analyze input"),
+        (&["history", "import", "zero"][..], "a document to import"),
+        (
+            &["layout", "--plan", "plan/plan.json", "--shard", "1/2"][..],
+            "a plan",
+        ),
+    ] {
+        let started = Instant::now();
+        let (code, stderr) = fails(d, args);
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        let line = one_line(&stderr);
+        assert!(
+            line.ends_with(&format!(
+                "it goes on past the 256 MiB ghostbench reads from {what}"
+            )) || line.ends_with(&format!(
+                "it goes on past the 16 MiB ghostbench reads from {what}"
+            )),
+            "{args:?}: {line}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_ten_gib_file_is_refused_by_its_size_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = |name: &str| {
+        let path = d.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(10 * 1024 * 1024 * 1024)
+            .unwrap();
+    };
+    big("big.csv");
+    big("big.json");
+    big("plan/plan.json");
+    for (args, expected) in [
+        (&["analyze", "big.csv", "--no-store"][..], "cannot read big.csv: it has 10.0 GiB, more than the 256 MiB ghostbench reads from an analyze input"),
+        (&["history", "import", "big.json"][..], "cannot read big.json: it has 10.0 GiB, more than the 256 MiB ghostbench reads from a document to import"),
+        (&["layout", "--plan", "plan/plan.json", "--shard", "1/2"][..], "cannot read plan/plan.json: it has 10.0 GiB, more than the 16 MiB ghostbench reads from a plan"),
+    ] {
+        let (code, stderr) = fails(d, args);
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert_eq!(one_line(&stderr), format!("error: {expected}"), "{args:?}");
+    }
+}
+
+#[test]
+fn analyze_stops_at_its_row_and_name_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut names = String::from("name,value\n");
+    for i in 0..=ghostbench::limits::MAX_BUILDS {
+        names += &format!("n{i},1.0\n");
+    }
+    std::fs::write(d.join("names.csv"), names).unwrap();
+    let (code, stderr) = fails(d, &["analyze", "names.csv", "--no-store"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        one_line(&stderr),
+        "error: names.csv:66: more than 64 names, the most analyze reads"
+    );
+}
+
+#[test]
+fn without_a_store_fail_on_still_reads_the_verdicts() {
+    // analyze makes its stored record (every run as a JSON value) only when
+    // it stores or --fail-on needs the verdicts; the gate must still hold.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rows = String::from("name,value\n");
+    for i in 0..10 {
+        rows += &format!("A,{}\nB,{}\n", 1.0 + 0.01 * i as f64, 1.2 + 0.01 * i as f64);
+    }
+    std::fs::write(d.join("slower.csv"), rows).unwrap();
+    let args = ["analyze", "slower.csv", "--no-store", "--quiet"];
+    let out = run(d, &[&args[..], &["--fail-on", "slower"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("--fail-on slower: value of B vs A is SLOWER"),
+        "{stderr}"
+    );
+    assert_eq!(run(d, &args).status.code(), Some(0));
+    assert!(!d.join(".ghostbench").exists(), "--no-store made a store");
+}
