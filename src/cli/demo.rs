@@ -86,7 +86,7 @@ pub fn run(args: DemoArgs) -> Result<i32> {
     let mut worst = super::exit::OK;
     for step in STEPS {
         let code = step(&args)?;
-        if code == super::exit::INTERRUPTED {
+        if super::exit::is_interrupted(code) {
             return Ok(code);
         }
         worst = worst.max(code);

@@ -474,7 +474,7 @@ pub fn execute_with(
         State::Finished | State::BudgetExhausted | State::Imported => exit::OK,
         State::BuildFailed => exit::BUILD_FAILED,
         State::RunFailed => exit::RUN_FAILED,
-        State::Interrupted => exit::INTERRUPTED,
+        State::Interrupted => exit::interrupted(),
     };
     Ok((report, code))
 }

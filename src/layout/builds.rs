@@ -167,13 +167,21 @@ pub fn run_all(
         }
     }
     let mut results: Vec<Option<BuildResult>> = vec![None; jobs.len()];
+    // No more threads than builds, whatever `--jobs` says: each thread is
+    // a stack and a start, and ten million of them took minutes to start.
+    let threads = parallel.clamp(1, queue.len().max(1));
     let queue = Mutex::new(queue);
     let (sender, receiver) = mpsc::channel::<(usize, BuildResult)>();
     std::thread::scope(|scope| {
-        for _ in 0..parallel.max(1) {
+        for _ in 0..threads {
             let sender = sender.clone();
             let queue = &queue;
             scope.spawn(move || loop {
+                // After Ctrl-C, SIGTERM or SIGHUP no build starts; the
+                // running ones are killed by their launch.
+                if crate::run::interrupt::interrupted() {
+                    break;
+                }
                 let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
                 let Some(i) = next else { break };
                 if sender.send((i, build_one(&jobs[i], rebuild))).is_err() {
@@ -198,16 +206,28 @@ pub fn run_all(
                 command: jobs[i].command_line(),
                 ..r
             },
-            None => failed(&jobs[i], 0.0, "not built".into(), Vec::new()),
+            None => failed(&jobs[i], 0.0, not_built(), Vec::new()),
         };
         on_done(&result);
         results[i] = Some(result);
     }
+    // What the builds left running (a compiler server, a stray `&`) ends
+    // with them, before any benchmark runs.
+    crate::run::spawn::kill_leftovers();
     results
         .into_iter()
         .zip(jobs)
-        .map(|(r, job)| r.unwrap_or_else(|| failed(job, 0.0, "not built".into(), Vec::new())))
+        .map(|(r, job)| r.unwrap_or_else(|| failed(job, 0.0, not_built(), Vec::new())))
         .collect()
+}
+
+/// Why a job has no result: it never started (a signal stopped the builds).
+fn not_built() -> String {
+    if crate::run::interrupt::interrupted() {
+        format!("not built: {}", crate::run::interrupt::cause())
+    } else {
+        "not built".into()
+    }
 }
 
 fn failed(job: &BuildJob, seconds: f64, error: String, output_tail: Vec<String>) -> BuildResult {
@@ -289,7 +309,7 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
             RunError::Signal(signal) => {
                 format!("build killed by signal {signal} ({})", signal_name(signal))
             }
-            RunError::Interrupted => "build interrupted by Ctrl-C".to_string(),
+            RunError::Interrupted => format!("build {}", crate::run::interrupt::cause()),
             other => format!("build failed: {other}"),
         };
         return failed(job, seconds, how, tail);

@@ -158,8 +158,11 @@ pub fn run(
             cache: work_dir.display().to_string(),
         });
     }
+    // Interrupted during the first builds: nothing ran, and the builds the
+    // signal stopped are not variants that failed.
+    let stopped_building = report.status.state == State::Interrupted && report.runs.is_empty();
     let first_failure = report.failed_builds().next().cloned();
-    if let Some(f) = first_failure {
+    if let Some(f) = first_failure.filter(|_| !stopped_building) {
         report.notes.push(Note::VariantsLeftOut {
             left_out: report.variants.len() - report.used_seeds.len(),
             variants: report.variants.len(),
@@ -168,7 +171,7 @@ pub fn run(
             error: f.error,
         });
     }
-    if report.status.state == State::BuildFailed {
+    if report.status.state == State::BuildFailed || stopped_building {
         report.timing.total_s = started.elapsed().as_secs_f64();
         return Ok(report);
     }
@@ -259,6 +262,15 @@ pub fn look_loop(
         report.variants.extend(batch);
         report.used_seeds.extend(&built.seeds);
         report.build_results.extend(built.results);
+        // A signal during the builds: no runs start, and what was built
+        // and run so far is the report (exit 130/143/129, not "too few built").
+        if executor.interrupted() {
+            report.status = Status::new(
+                State::Interrupted,
+                Some(crate::run::interrupt::cause().into()),
+            );
+            return Ok(());
+        }
         if look == 0 {
             let failed = match &options.planned {
                 Some(planned) if planned.shard => shard_build_failure(options, report),
@@ -456,7 +468,7 @@ fn run_rounds(
             });
             if runner.interrupted() {
                 return RoundsOutcome {
-                    status: Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into())),
+                    status: Status::new(State::Interrupted, Some(crate::run::interrupt::cause().into())),
                     rounds_done: None,
                 };
             }

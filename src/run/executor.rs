@@ -53,7 +53,7 @@ impl Executor for super::Runner {
     }
 
     fn notes(&self) -> Vec<String> {
-        self.match_notes()
+        super::Runner::notes(self)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod counters;
 pub mod environment;
 pub mod error;
 pub mod executor;
+pub mod interrupt;
 pub mod launch;
 pub mod metric;
 pub mod regex_metric;
@@ -119,7 +120,7 @@ impl<S> Status<S> {
     /// with the cause and the command's last output.
     pub fn from_failure(failure: RunFailure, interrupted: S, failed: S) -> Self {
         if failure.is_interrupted() {
-            return Status::new(interrupted, Some("interrupted by Ctrl-C".into()));
+            return Status::new(interrupted, Some(interrupt::cause().into()));
         }
         Status {
             state: failed,
@@ -157,6 +158,57 @@ pub struct Runner {
     tallies: Vec<MatchTally>,
     /// Measured runs whose metrics were extracted (warm-ups are not counted).
     extracted: usize,
+    /// Processes runs left behind, killed after their run ([`spawn::Leftovers`]).
+    left: LeftBehind,
+}
+
+/// What the runs left running after they exited, over an experiment.
+#[derive(Debug, Default)]
+struct LeftBehind {
+    total: spawn::Leftovers,
+    /// Runs (of any command, `--prepare` and `--setup` included) that left some.
+    runs: usize,
+    /// Every run started.
+    of: usize,
+    /// The commands that left some, in order of their first time.
+    commands: Vec<String>,
+}
+
+impl LeftBehind {
+    fn record(&mut self, name: &str, outcome: &Outcome) {
+        self.of += 1;
+        let found = outcome.leftovers;
+        if found == spawn::Leftovers::default() {
+            return;
+        }
+        self.runs += 1;
+        self.total.add(found);
+        if !self.commands.iter().any(|c| c == name) {
+            self.commands.push(name.to_string());
+        }
+    }
+
+    /// The note for the report, when any run left something.
+    fn note(&self) -> Option<String> {
+        if self.runs == 0 {
+            return None;
+        }
+        let mut note = format!(
+            "{} of {} runs left processes running after they exited ({}): {} processes, killed \
+             after each run (with their process group and any daemon that left it)",
+            self.runs,
+            self.of,
+            self.commands.join(", "),
+            self.total.killed,
+        );
+        if self.total.survived > 0 {
+            note.push_str(&format!(
+                "; {} could not be killed and are still running",
+                self.total.survived
+            ));
+        }
+        Some(note)
+    }
 }
 
 impl Runner {
@@ -173,6 +225,7 @@ impl Runner {
             capture,
             tallies: Vec::new(),
             extracted: 0,
+            left: LeftBehind::default(),
         })
     }
 
@@ -183,6 +236,14 @@ impl Runner {
             .iter()
             .map(|t| t.note(self.extracted))
             .collect()
+    }
+
+    /// Every note of the runs so far: the `regex:` matches taken
+    /// ([`Runner::match_notes`]) and the processes runs left behind.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = self.match_notes();
+        notes.extend(self.left.note());
+        notes
     }
 
     pub fn options(&self) -> &RunnerOptions {
@@ -201,6 +262,7 @@ impl Runner {
         if let Some(prepare) = &self.prepare {
             let outcome = spawn_with(&self.options, &mut self.capture, prepare, &[], None)
                 .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+            self.left.record("--prepare", &outcome);
             self.check_exit(
                 &outcome,
                 &format!("{} (--prepare)", command.spec.name),
@@ -223,6 +285,7 @@ impl Runner {
         };
         let outcome = spawn_with(&self.options, &mut self.capture, command, &env, hook)
             .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+        self.left.record(&command.spec.name, &outcome);
         self.check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
         let mut values = Vec::new();
         for spec in &self.options.metrics {
@@ -268,6 +331,7 @@ impl Runner {
     pub fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
         let outcome = spawn_with(&self.options, &mut self.capture, command, &[], None)
             .map_err(|e| failure(label, e, Vec::new()))?;
+        self.left.record(label, &outcome);
         self.check_exit(&outcome, label, false)
     }
 
