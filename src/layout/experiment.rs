@@ -297,6 +297,7 @@ pub fn look_loop(
             &mut metric_names,
             on_progress,
         );
+        executor.set_deadline(None);
         report.timing.run_s += run_started.elapsed().as_secs_f64();
         report.status = outcome.status;
         if let Some(rounds_done) = outcome.rounds_done {
@@ -448,6 +449,12 @@ fn run_rounds(
                     seed: *seed,
                     record,
                 }),
+                Err(failure) if failure.error == RunError::OutOfTime => {
+                    return RoundsOutcome {
+                        status: Status::new(State::BudgetExhausted, None),
+                        rounds_done: Some(round.saturating_sub(options.warmup)),
+                    }
+                }
                 Err(failure) => {
                     return RoundsOutcome {
                         status: failed(failure),
@@ -478,6 +485,11 @@ fn run_rounds(
         }
         if let Some(limit) = budget {
             let measured_rounds = (round + 1).saturating_sub(options.warmup);
+            // From the first measured round on, the budget also ends the
+            // run in progress (killed, left out; the runner notes it).
+            if measured_rounds == 1 {
+                runner.set_deadline(Some(started + limit));
+            }
             let more = round + 1 < options.rounds + options.warmup;
             if measured_rounds > 0 && more && started.elapsed() >= limit {
                 return RoundsOutcome {

@@ -29,6 +29,10 @@ pub enum RunError {
     /// Worded by the signal that arrived (`interrupt::cause`).
     #[error("{}", super::interrupt::cause())]
     Interrupted,
+    /// `--max-time` was reached while it ran; its process group was killed
+    /// and the run left out (the experiment ends with what it has).
+    #[error("stopped at --max-time")]
+    OutOfTime,
     /// A metric the first run yielded is missing from this run's output.
     #[error("metric {0:?} not found in this run's output")]
     NoMetric(String),
