@@ -36,8 +36,7 @@ fn finish(mut child: Child, what: &str) -> (ExitStatus, String) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             let mut stderr = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr)
-                .unwrap();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
             return (status, stderr);
         }
         if Instant::now() > deadline {
@@ -60,7 +59,10 @@ fn wait_for_lines(file: &Path, lines: usize, child: &mut Child) {
         if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{} has {found} lines, and ghostbench ended or hung", file.display());
+            panic!(
+                "{} has {found} lines, and ghostbench ended or hung",
+                file.display()
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -227,7 +229,10 @@ fn signal_during_builds(sig: i32, code: i32, words: &str) {
     let report = read_json(&json);
     assert_eq!(report["status"]["state"], "interrupted", "{report}");
     assert_eq!(report["status"]["message"], words, "{stderr}");
-    assert!(!stderr.contains("Ctrl-C") || sig == libc::SIGINT, "{stderr}");
+    assert!(
+        !stderr.contains("Ctrl-C") || sig == libc::SIGINT,
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -365,7 +370,10 @@ fn build_timeout_zero_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--build-timeout must be more than 0"), "{stderr}");
+    assert!(
+        stderr.contains("--build-timeout must be more than 0"),
+        "{stderr}"
+    );
 }
 
 /// `--max-time` ends the run in progress: B hangs from its third run on;
@@ -379,7 +387,11 @@ fn max_time_ends_the_run_in_progress_and_keeps_the_completed_runs() {
         return;
     };
     let json = dir.path().join("r.json");
-    let fast = format!("{} {} 1000000", hang.display(), dir.path().join("a").display());
+    let fast = format!(
+        "{} {} 1000000",
+        hang.display(),
+        dir.path().join("a").display()
+    );
     // B: a warm-up run and a measured round, then it hangs.
     let slow = format!("{} {} 2", hang.display(), dir.path().join("b").display());
     let child = start(
@@ -431,6 +443,9 @@ fn structs_and_code_refuse_a_fifo_instead_of_blocking() {
         let (status, stderr) = finish(child, verb);
         assert_eq!(status.code(), Some(1), "{verb}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{verb}: {stderr}");
-        assert!(stderr.contains("it is a FIFO, not a regular file"), "{verb}: {stderr}");
+        assert!(
+            stderr.contains("it is a FIFO, not a regular file"),
+            "{verb}: {stderr}"
+        );
     }
 }

@@ -431,7 +431,11 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         source.display().to_string(),
     ];
     let build = Launch {
-        timeout: Some(args.schedule.build_timeout.unwrap_or(crate::layout::BUILD_TIMEOUT)),
+        timeout: Some(
+            args.schedule
+                .build_timeout
+                .unwrap_or(crate::layout::BUILD_TIMEOUT),
+        ),
         ..Launch::new(&argv)
     };
     match build.run_ok() {

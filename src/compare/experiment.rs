@@ -263,7 +263,10 @@ impl<'a> Loop<'a> {
                 }
             }
             if runner.interrupted() {
-                return Status::new(State::Interrupted, Some(crate::run::interrupt::cause().into()));
+                return Status::new(
+                    State::Interrupted,
+                    Some(crate::run::interrupt::cause().into()),
+                );
             }
             let out_of_time = started.elapsed() >= options.max_time;
             if round >= options.max_runs || out_of_time {

@@ -186,7 +186,10 @@ pub fn run_all(
                 }
                 let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
                 let Some(i) = next else { break };
-                if sender.send((i, build_one(&jobs[i], rebuild, timeout))).is_err() {
+                if sender
+                    .send((i, build_one(&jobs[i], rebuild, timeout)))
+                    .is_err()
+                {
                     break;
                 }
             });

@@ -475,7 +475,10 @@ fn run_rounds(
             });
             if runner.interrupted() {
                 return RoundsOutcome {
-                    status: Status::new(State::Interrupted, Some(crate::run::interrupt::cause().into())),
+                    status: Status::new(
+                        State::Interrupted,
+                        Some(crate::run::interrupt::cause().into()),
+                    ),
                     rounds_done: None,
                 };
             }

@@ -58,26 +58,32 @@ pub(super) fn build_batch(
         total,
         message: "building".into(),
     });
-    builds::run_all(jobs, options.jobs, options.rebuild, Some(options.build_timeout), &mut |r| {
-        done += 1;
-        on_progress(&Progress {
-            phase: Phase::Build,
-            done,
-            total,
-            message: format!(
-                "{} seed {}: {}",
-                options.builds[r.build].name,
-                r.seed,
-                if !r.ok {
-                    "FAILED"
-                } else if r.reused {
-                    "reused"
-                } else {
-                    "built"
-                }
-            ),
-        });
-    })
+    builds::run_all(
+        jobs,
+        options.jobs,
+        options.rebuild,
+        Some(options.build_timeout),
+        &mut |r| {
+            done += 1;
+            on_progress(&Progress {
+                phase: Phase::Build,
+                done,
+                total,
+                message: format!(
+                    "{} seed {}: {}",
+                    options.builds[r.build].name,
+                    r.seed,
+                    if !r.ok {
+                        "FAILED"
+                    } else if r.reused {
+                        "reused"
+                    } else {
+                        "built"
+                    }
+                ),
+            });
+        },
+    )
 }
 
 /// The status when the first batch left too few variants (or lost the

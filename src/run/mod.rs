@@ -293,8 +293,15 @@ impl Runner {
     ) -> Result<RunRecord, RunFailure> {
         if let Some(prepare) = &self.prepare {
             let limit = self.limit(&command.spec.name)?;
-            let outcome = spawn_with(&self.options, limit.0, &mut self.capture, prepare, &[], None)
-                .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+            let outcome = spawn_with(
+                &self.options,
+                limit.0,
+                &mut self.capture,
+                prepare,
+                &[],
+                None,
+            )
+            .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
             self.check_deadline(&outcome, limit, &command.spec.name)?;
             self.left.record("--prepare", &outcome);
             self.check_exit(
@@ -318,8 +325,15 @@ impl Runner {
             Some(&mut attach)
         };
         let limit = self.limit(&command.spec.name)?;
-        let outcome = spawn_with(&self.options, limit.0, &mut self.capture, command, &env, hook)
-            .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+        let outcome = spawn_with(
+            &self.options,
+            limit.0,
+            &mut self.capture,
+            command,
+            &env,
+            hook,
+        )
+        .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
         self.check_deadline(&outcome, limit, &command.spec.name)?;
         self.left.record(&command.spec.name, &outcome);
         self.check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
@@ -366,8 +380,15 @@ impl Runner {
     /// non-zero exit is a failure labelled `label`.
     pub fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
         let limit = self.limit(label)?;
-        let outcome = spawn_with(&self.options, limit.0, &mut self.capture, command, &[], None)
-            .map_err(|e| failure(label, e, Vec::new()))?;
+        let outcome = spawn_with(
+            &self.options,
+            limit.0,
+            &mut self.capture,
+            command,
+            &[],
+            None,
+        )
+        .map_err(|e| failure(label, e, Vec::new()))?;
         self.check_deadline(&outcome, limit, label)?;
         self.left.record(label, &outcome);
         self.check_exit(&outcome, label, false)
@@ -377,7 +398,14 @@ impl Runner {
     pub fn run_wall_only(&mut self, command: &Prepared) -> Result<f64> {
         let (_, env) = self.jitter();
         let timeout = self.options.timeout;
-        let outcome = spawn_with(&self.options, timeout, &mut self.capture, command, &env, None)?;
+        let outcome = spawn_with(
+            &self.options,
+            timeout,
+            &mut self.capture,
+            command,
+            &env,
+            None,
+        )?;
         anyhow::ensure!(
             outcome.exit.success(),
             "{} failed: {}",

@@ -151,7 +151,10 @@ fn own_children(me: i32) -> Vec<i32> {
         for task in tasks.flatten() {
             if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
                 found_file = true;
-                children.extend(text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+                children.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
             }
         }
     }

@@ -50,7 +50,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
 
 /// Install the handler for SIGINT, SIGTERM and SIGHUP, without SA_RESTART so a
 /// blocking wait returns EINTR. A signal this process was started with
-/// ignored (e.g. under `nohup`) stays ignored unless `claim`.
+/// ignored stays ignored unless `claim`; SIGHUP ignored (`nohup`) always.
 fn install(claim: bool) {
     // SAFETY: the handler only touches atomics and calls async-signal-safe
     // functions; the sigaction structs are initialised before use.
@@ -61,7 +61,8 @@ fn install(claim: bool) {
         for signal in interrupt::SIGNALS {
             let mut old: libc::sigaction = std::mem::zeroed();
             libc::sigaction(signal, std::ptr::null(), &mut old);
-            if !claim && old.sa_sigaction == libc::SIG_IGN {
+            // `nohup` means SIGHUP stays ignored, even by an experiment.
+            if (!claim || signal == libc::SIGHUP) && old.sa_sigaction == libc::SIG_IGN {
                 continue;
             }
             libc::sigaction(signal, &action, std::ptr::null_mut());
