@@ -13,14 +13,11 @@ use super::plan::{
     build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, shard_build_failure,
     too_few_built, unmakeable,
 };
-use super::variants::{Source, SourceStatus, Variant};
-use super::{
-    AutoOutcome, LayoutOptions, LayoutReport, LayoutRun, Look, Note, Settings, State, Status,
-    Timing, SCHEMA_VERSION,
-};
+use super::variants::{Source, Variant};
+use super::{AutoOutcome, LayoutOptions, LayoutReport, LayoutRun, Look, Note, State, Status};
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{environment, Prepared, RunError, RunFailure, Runner, RunnerOptions};
+use crate::run::{Prepared, RunError, RunFailure, Runner, RunnerOptions};
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
@@ -90,7 +87,7 @@ pub fn run(
 
     let (sources, linker, pads) = resolve_sources(options, &work_dir);
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
-    let mut report = new_report(options, &work_dir, sources.clone());
+    let mut report = fresh::new_report(options, &work_dir, sources.clone());
     if let Some(status) = options
         .planned
         .as_ref()
@@ -355,43 +352,6 @@ pub fn look_loop(
     Ok(())
 }
 
-/// A report with nothing built or run yet.
-fn new_report(
-    options: &LayoutOptions,
-    work_dir: &Path,
-    sources: Vec<SourceStatus>,
-) -> LayoutReport {
-    LayoutReport {
-        schema: "ghostbench.layout",
-        schema_version: SCHEMA_VERSION,
-        builds: options.builds.clone(),
-        settings: settings(options, work_dir),
-        sources,
-        variants: Vec::new(),
-        used_seeds: Vec::new(),
-        build_results: Vec::new(),
-        status: Status::new(State::Finished, None),
-        environment: environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line),
-        matrix: Vec::new(),
-        looks: Vec::new(),
-        notes: Vec::new(),
-        timing: Timing {
-            build_s: 0.0,
-            run_s: 0.0,
-            explain_s: 0.0,
-            total_s: 0.0,
-        },
-        load: crate::layout::MachineLoad {
-            samples: Vec::new(),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
-        runs: Vec::new(),
-        explain: None,
-        analyze: None,
-        shards: None,
-    }
-}
-
 /// What `--layouts auto` did.
 fn auto_outcome(report: &LayoutReport, options: &LayoutOptions) -> AutoOutcome {
     let layouts = report.used_seeds.len();
@@ -593,27 +553,6 @@ fn failed(failure: RunFailure) -> Status {
     Status::from_failure(failure, State::Interrupted, State::RunFailed)
 }
 
-fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
-    let comparisons = comparisons(o.metrics.len(), o.builds.len());
-    Settings {
-        run_template: o.run_template.clone(),
-        metrics: o.metrics.iter().map(|m| m.label()).collect(),
-        higher_is_better: o.higher_is_better.clone(),
-        layouts: o.layouts,
-        max_layouts: o.max_layouts,
-        rounds: o.rounds,
-        warmup: o.warmup,
-        jobs: o.jobs,
-        estimator: o.estimator,
-        margin: o.margin,
-        alpha: o.alpha,
-        confidence: 1.0 - o.alpha / comparisons as f64,
-        max_time_s: o.max_time.map(|t| t.as_secs_f64()),
-        shell: o.shell,
-        seed: o.seed,
-        work_dir: work_dir.display().to_string(),
-    }
-}
-
+mod fresh;
 #[cfg(test)]
 mod loop_tests;
