@@ -74,7 +74,7 @@ fn experiment(
     mock: &mut MockExecutor,
     failing: &'static [u64],
 ) -> LayoutReport {
-    let mut report = new_report(options, Path::new("/mock"), Vec::new());
+    let mut report = fresh::new_report(options, Path::new("/mock"), Vec::new());
     look_loop(
         options,
         mock,
