@@ -3,7 +3,6 @@
 //! truncated) one plain sentence before a parser sees them.
 
 use memmap2::Mmap;
-use std::fs::File;
 use std::path::Path;
 
 /// A read-only map of a file. Empty files cannot be mapped, so they are kept as `None`.
@@ -12,9 +11,28 @@ pub struct Mapped {
 }
 
 impl Mapped {
+    /// Map `path`, which must be a regular file: a FIFO, socket, device or
+    /// directory is refused with its kind named, never waited on (opened
+    /// with `O_NONBLOCK`, so a FIFO without a writer cannot block).
     pub fn open(path: &Path) -> std::io::Result<Mapped> {
-        let file = File::open(path)?;
-        if file.metadata()?.len() == 0 {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)?;
+        let metadata = file.metadata()?;
+        if let Some(kind) = not_a_file(&metadata.file_type()) {
+            let hint = if metadata.is_dir() {
+                ""
+            } else {
+                " (copy it to a file first)"
+            };
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("it is {kind}, not a regular file{hint}"),
+            ));
+        }
+        if metadata.len() == 0 {
             return Ok(Mapped { map: None });
         }
         // SAFETY: the map is read-only; a file truncated under us while we read it
@@ -26,6 +44,26 @@ impl Mapped {
 
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+/// What a file that is not a regular file is, in words ("a FIFO").
+fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_file() {
+        None
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else {
+        Some("not a regular file")
     }
 }
 

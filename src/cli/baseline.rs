@@ -48,7 +48,7 @@ pub fn save_baseline(
     let code = match measured.status.state {
         State::Decided | State::BudgetExhausted | State::Imported => exit::OK,
         State::Failed => exit::RUN_FAILED,
-        State::Interrupted => exit::INTERRUPTED,
+        State::Interrupted => exit::interrupted(),
     };
     let record = record_of("baseline", &document)?;
     if code != exit::OK {
@@ -279,7 +279,7 @@ impl Gate<'_> {
             return Ok(if measured.status.state == State::Failed {
                 exit::RUN_FAILED
             } else {
-                exit::INTERRUPTED
+                exit::interrupted()
             });
         }
         let current = Current {

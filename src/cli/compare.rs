@@ -292,6 +292,6 @@ fn exit_code(report: &CompareReport) -> i32 {
     match report.status.state {
         State::Decided | State::BudgetExhausted | State::Imported => exit::OK,
         State::Failed => exit::RUN_FAILED,
-        State::Interrupted => exit::INTERRUPTED,
+        State::Interrupted => exit::interrupted(),
     }
 }

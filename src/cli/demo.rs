@@ -86,7 +86,7 @@ pub fn run(args: DemoArgs) -> Result<i32> {
     let mut worst = super::exit::OK;
     for step in STEPS {
         let code = step(&args)?;
-        if code == super::exit::INTERRUPTED {
+        if super::exit::is_interrupted(code) {
             return Ok(code);
         }
         worst = worst.max(code);
@@ -182,7 +182,11 @@ fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> 
         .replace("{out}", &shlex::try_quote(&out.to_string_lossy())?);
     let words = crate::run::command::split_words(&text)?;
     let program = &words[0];
-    match Launch::new(&words).run_ok() {
+    let build = Launch {
+        timeout: Some(crate::layout::BUILD_TIMEOUT),
+        ..Launch::new(&words)
+    };
+    match build.run_ok() {
         Ok(_) => {}
         Err((_, Some(built))) => bail!(
             "{program} could not build the benchmark: {}",
@@ -426,7 +430,15 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         binary.display().to_string(),
         source.display().to_string(),
     ];
-    match Launch::new(&argv).run_ok() {
+    let build = Launch {
+        timeout: Some(
+            args.schedule
+                .build_timeout
+                .unwrap_or(crate::layout::BUILD_TIMEOUT),
+        ),
+        ..Launch::new(&argv)
+    };
+    match build.run_ok() {
         Ok(_) => {}
         Err((_, Some(built))) => {
             println!(

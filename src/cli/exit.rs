@@ -21,8 +21,27 @@ pub const FAIL_ON: i32 = 6;
 /// in the shard results (the missing and failed shards are named); nothing
 /// was analyzed.
 pub const INCOMPLETE: i32 = 7;
-/// Ctrl-C; partial results were written.
+/// Ctrl-C (SIGINT); partial results were written.
 pub const INTERRUPTED: i32 = 130;
+/// SIGHUP (the terminal or session ended); handled as SIGTERM, partial results were written.
+pub const HANGUP: i32 = 129;
+/// SIGTERM (e.g. a CI job cancelled); partial results were written.
+pub const TERMINATED: i32 = 143;
+
+/// The exit code of a run a stopping signal ended (128 + the signal, as a
+/// shell reports it): [`INTERRUPTED`] when the signal is not known.
+pub fn interrupted() -> i32 {
+    match crate::run::interrupt::signal() {
+        Some(libc::SIGTERM) => TERMINATED,
+        Some(libc::SIGHUP) => HANGUP,
+        _ => INTERRUPTED,
+    }
+}
+
+/// Whether `code` says a stopping signal ended the run.
+pub fn is_interrupted(code: i32) -> bool {
+    [INTERRUPTED, HANGUP, TERMINATED].contains(&code)
+}
 
 /// A command line clap accepts but the verb cannot honour (e.g. a report
 /// format it does not write): exit [`USAGE`], like clap's own errors.

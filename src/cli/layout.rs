@@ -131,6 +131,10 @@ pub struct ScheduleArgs {
     /// Parallel builds (default: the number of CPUs).
     #[arg(short = 'j', long)]
     pub jobs: Option<usize>,
+    /// Kill a build (one template at one layout) still running after this
+    /// long; it fails like a build that exits non-zero (default 1h).
+    #[arg(long, value_name = "DURATION", value_parser = super::args::parse_duration)]
+    pub build_timeout: Option<Duration>,
 }
 
 impl ScheduleArgs {
@@ -157,6 +161,12 @@ impl ScheduleArgs {
         options.rounds = self.rounds;
         if let Some(jobs) = self.jobs {
             options.jobs = jobs;
+        }
+        if let Some(limit) = self.build_timeout {
+            if limit.is_zero() {
+                return Err(usage("--build-timeout must be more than 0"));
+            }
+            options.build_timeout = limit;
         }
         Ok(())
     }
@@ -479,7 +489,7 @@ pub fn execute_with(
         State::Finished | State::BudgetExhausted | State::Imported => exit::OK,
         State::BuildFailed => exit::BUILD_FAILED,
         State::RunFailed => exit::RUN_FAILED,
-        State::Interrupted => exit::INTERRUPTED,
+        State::Interrupted => exit::interrupted(),
     };
     Ok((report, code))
 }

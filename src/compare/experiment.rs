@@ -89,6 +89,7 @@ pub fn run_with(
             on_progress,
         ),
     };
+    runner.set_deadline(None);
     notes.extend(runner.notes().into_iter().map(Note::Text));
     if let Some(cleanup) = cleanup {
         if runner.interrupted() {
@@ -236,6 +237,10 @@ impl<'a> Loop<'a> {
                 if let Err(failure) =
                     self.run_one(runner, commands, side, options.warmup + round, false)
                 {
+                    if failure.error == RunError::OutOfTime {
+                        self.stopped_by = Some(Limit::MaxTime);
+                        return Status::new(State::BudgetExhausted, None);
+                    }
                     return failed(failure);
                 }
                 progress(self.runs.len(), false, self.latest());
@@ -245,6 +250,11 @@ impl<'a> Loop<'a> {
             }
             round += 1;
             self.rounds = round;
+            // From the first measured round on, --max-time also ends the
+            // run in progress (killed, left out; the runner notes it).
+            if round == 1 {
+                runner.set_deadline(Some(started + options.max_time));
+            }
             self.last_round_at = started.elapsed();
             if let Some(looks) = self.observe(false) {
                 self.looks = looks;
@@ -253,7 +263,10 @@ impl<'a> Loop<'a> {
                 }
             }
             if runner.interrupted() {
-                return Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into()));
+                return Status::new(
+                    State::Interrupted,
+                    Some(crate::run::interrupt::cause().into()),
+                );
             }
             let out_of_time = started.elapsed() >= options.max_time;
             if round >= options.max_runs || out_of_time {

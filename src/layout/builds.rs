@@ -24,7 +24,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The values of one (build, variant)'s placeholders.
 #[derive(Debug, Clone)]
@@ -145,12 +145,14 @@ pub struct BuildResult {
 
 const KEY_FILE: &str = ".ghostbench-key";
 
-/// Make every job, at most `parallel` at a time, reusing identical inputs.
-/// `on_done` is called on the calling thread after each job.
+/// Make every job, at most `parallel` at a time, reusing identical inputs;
+/// a build still running after `timeout` is killed (its process group) and
+/// fails. `on_done` is called on the calling thread after each job.
 pub fn run_all(
     jobs: &[BuildJob],
     parallel: usize,
     rebuild: bool,
+    timeout: Option<Duration>,
     on_done: &mut dyn FnMut(&BuildResult),
 ) -> Vec<BuildResult> {
     // The first job of each key builds; the others copy its output.
@@ -167,16 +169,27 @@ pub fn run_all(
         }
     }
     let mut results: Vec<Option<BuildResult>> = vec![None; jobs.len()];
+    // No more threads than builds, whatever `--jobs` says: each thread is
+    // a stack and a start, and ten million of them took minutes to start.
+    let threads = parallel.clamp(1, queue.len().max(1));
     let queue = Mutex::new(queue);
     let (sender, receiver) = mpsc::channel::<(usize, BuildResult)>();
     std::thread::scope(|scope| {
-        for _ in 0..parallel.max(1) {
+        for _ in 0..threads {
             let sender = sender.clone();
             let queue = &queue;
             scope.spawn(move || loop {
+                // After Ctrl-C, SIGTERM or SIGHUP no build starts; the
+                // running ones are killed by their launch.
+                if crate::run::interrupt::interrupted() {
+                    break;
+                }
                 let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
                 let Some(i) = next else { break };
-                if sender.send((i, build_one(&jobs[i], rebuild))).is_err() {
+                if sender
+                    .send((i, build_one(&jobs[i], rebuild, timeout)))
+                    .is_err()
+                {
                     break;
                 }
             });
@@ -198,16 +211,28 @@ pub fn run_all(
                 command: jobs[i].command_line(),
                 ..r
             },
-            None => failed(&jobs[i], 0.0, "not built".into(), Vec::new()),
+            None => failed(&jobs[i], 0.0, not_built(), Vec::new()),
         };
         on_done(&result);
         results[i] = Some(result);
     }
+    // What the builds left running (a compiler server, a stray `&`) ends
+    // with them, before any benchmark runs.
+    crate::run::spawn::kill_leftovers();
     results
         .into_iter()
         .zip(jobs)
-        .map(|(r, job)| r.unwrap_or_else(|| failed(job, 0.0, "not built".into(), Vec::new())))
+        .map(|(r, job)| r.unwrap_or_else(|| failed(job, 0.0, not_built(), Vec::new())))
         .collect()
+}
+
+/// Why a job has no result: it never started (a signal stopped the builds).
+fn not_built() -> String {
+    if crate::run::interrupt::interrupted() {
+        format!("not built: {}", crate::run::interrupt::cause())
+    } else {
+        "not built".into()
+    }
 }
 
 fn failed(job: &BuildJob, seconds: f64, error: String, output_tail: Vec<String>) -> BuildResult {
@@ -236,7 +261,7 @@ fn succeeded(job: &BuildJob, seconds: f64, reused: bool) -> BuildResult {
     }
 }
 
-fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
+fn build_one(job: &BuildJob, rebuild: bool, timeout: Option<Duration>) -> BuildResult {
     let started = Instant::now();
     let key_path = job.dir.join(KEY_FILE);
     let key_text = format!("{:016x}", job.key);
@@ -259,6 +284,7 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
     let _ = std::fs::remove_file(&job.out);
     let output = Launch {
         env: &job.env,
+        timeout,
         ..Launch::new(&job.argv)
     }
     .run();
@@ -283,13 +309,17 @@ fn build_one(job: &BuildJob, rebuild: bool) -> BuildResult {
         }
     };
     let tail = launch::output_tail(&output, 5, 15);
-    if let Some(error) = output.exit.error(None) {
+    if let Some(error) = output.exit.error(timeout) {
         let how = match error {
             RunError::Exit(code) => format!("build failed with exit code {code}"),
             RunError::Signal(signal) => {
                 format!("build killed by signal {signal} ({})", signal_name(signal))
             }
-            RunError::Interrupted => "build interrupted by Ctrl-C".to_string(),
+            RunError::Interrupted => format!("build {}", crate::run::interrupt::cause()),
+            RunError::Timeout(limit) => format!(
+                "build timed out after {} s (--build-timeout); its process group was killed",
+                limit.as_secs_f64()
+            ),
             other => format!("build failed: {other}"),
         };
         return failed(job, seconds, how, tail);
@@ -470,12 +500,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("b/1");
         let job = shell_job(&dir, &format!("echo $CFLAGS > {}/bin", dir.display()));
-        let first = build_one(&job, false);
+        let first = build_one(&job, false, None);
         assert!(first.ok && !first.reused, "{first:?}");
         assert!(dir.join("bin").exists());
-        let second = build_one(&job, false);
+        let second = build_one(&job, false, None);
         assert!(second.ok && second.reused, "{second:?}");
-        assert!(!build_one(&job, true).reused);
+        assert!(!build_one(&job, true, None).reused);
     }
 
     #[test]
@@ -483,7 +513,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let tmp = tmp.path().join("B/1");
         let failing = shell_job(&tmp, "echo compiling; echo 'x.c:1: error' >&2; exit 3");
-        let result = build_one(&failing, false);
+        let result = build_one(&failing, false, None);
         assert!(!result.ok);
         assert_eq!(
             result.error.as_deref(),
@@ -492,15 +522,15 @@ mod tests {
         assert_eq!(result.output_tail, ["compiling", "x.c:1: error"]);
         let crashing = shell_job(&tmp, "kill -SEGV $$");
         assert_eq!(
-            build_one(&crashing, false).error.as_deref(),
+            build_one(&crashing, false, None).error.as_deref(),
             Some("build killed by signal 11 (SIGSEGV)")
         );
         let silent = shell_job(&tmp, "true");
-        let error = build_one(&silent, false).error.unwrap();
+        let error = build_one(&silent, false, None).error.unwrap();
         assert!(error.contains("did not write"), "{error}");
         let mut missing = shell_job(&tmp, "true");
         missing.argv[0] = "ghostbench-no-such-compiler".into();
-        let error = build_one(&missing, false).error.unwrap();
+        let error = build_one(&missing, false, None).error.unwrap();
         assert!(error.contains("ghostbench-no-such-compiler"), "{error}");
     }
 }

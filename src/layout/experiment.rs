@@ -13,14 +13,11 @@ use super::plan::{
     build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, shard_build_failure,
     too_few_built, unmakeable,
 };
-use super::variants::{Source, SourceStatus, Variant};
-use super::{
-    Added, LayoutOptions, LayoutReport, LayoutRun, Look, Note, Settings, State, Status, Timing,
-    SCHEMA_VERSION,
-};
+use super::variants::{Source, Variant};
+use super::{Added, LayoutOptions, LayoutReport, LayoutRun, Look, Note, State, Status};
 use crate::run::executor::Executor;
 use crate::run::metric::Unit;
-use crate::run::{environment, Prepared, Runner, RunnerOptions};
+use crate::run::{Prepared, Runner, RunnerOptions};
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use budget::{auto_outcome, next_look, NextLook};
@@ -91,7 +88,7 @@ pub fn run(
 
     let (sources, linker, pads) = resolve_sources(options, &work_dir);
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
-    let mut report = new_report(options, &work_dir, sources.clone());
+    let mut report = fresh::new_report(options, &work_dir, sources.clone());
     if let Some(status) = options
         .planned
         .as_ref()
@@ -159,8 +156,11 @@ pub fn run(
             cache: work_dir.display().to_string(),
         });
     }
+    // Interrupted during the first builds: nothing ran, and the builds the
+    // signal stopped are not variants that failed.
+    let stopped_building = report.status.state == State::Interrupted && report.runs.is_empty();
     let first_failure = report.failed_builds().next().cloned();
-    if let Some(f) = first_failure {
+    if let Some(f) = first_failure.filter(|_| !stopped_building) {
         report.notes.push(Note::VariantsLeftOut {
             left_out: report.variants.len() - report.used_seeds.len(),
             variants: report.variants.len(),
@@ -169,7 +169,7 @@ pub fn run(
             error: f.error,
         });
     }
-    if report.status.state == State::BuildFailed {
+    if report.status.state == State::BuildFailed || stopped_building {
         report.timing.total_s = started.elapsed().as_secs_f64();
         return Ok(report);
     }
@@ -275,6 +275,16 @@ pub fn look_loop(
                 report.variants.extend(batch);
                 report.used_seeds.extend(&built.seeds);
                 report.build_results.extend(built.results);
+                // A signal during the builds: no runs start, and what was
+                // built and run so far is the report (exit 130/143/129, not
+                // "too few built").
+                if executor.interrupted() {
+                    report.status = Status::new(
+                        State::Interrupted,
+                        Some(crate::run::interrupt::cause().into()),
+                    );
+                    return Ok(());
+                }
                 if look == 0 {
                     let failed = match &options.planned {
                         Some(planned) if planned.shard => shard_build_failure(options, report),
@@ -323,6 +333,7 @@ pub fn look_loop(
             &mut metric_names,
             on_progress,
         );
+        executor.set_deadline(None);
         report.timing.run_s += run_started.elapsed().as_secs_f64();
         report.status = outcome.status;
         if let Some(rounds_done) = outcome.rounds_done {
@@ -381,44 +392,6 @@ pub fn look_loop(
     Ok(())
 }
 
-/// A report with nothing built or run yet.
-fn new_report(
-    options: &LayoutOptions,
-    work_dir: &Path,
-    sources: Vec<SourceStatus>,
-) -> LayoutReport {
-    LayoutReport {
-        schema: "ghostbench.layout",
-        schema_version: SCHEMA_VERSION,
-        builds: options.builds.clone(),
-        settings: settings(options, work_dir),
-        sources,
-        variants: Vec::new(),
-        used_seeds: Vec::new(),
-        build_results: Vec::new(),
-        status: Status::new(State::Finished, None),
-        environment: environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line),
-        matrix: Vec::new(),
-        looks: Vec::new(),
-        notes: Vec::new(),
-        timing: Timing {
-            build_s: 0.0,
-            run_s: 0.0,
-            explain_s: 0.0,
-            total_s: 0.0,
-        },
-        load: crate::layout::MachineLoad {
-            samples: Vec::new(),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
-        runs: Vec::new(),
-        explain: None,
-        analyze: None,
-        shards: None,
-    }
-}
-
-/// Per metric, the measured runs whose value is 0 (only [`rounds::RUNNER_OWN`]
 /// metrics get that far), as notes.
 fn zero_values(runs: &[LayoutRun]) -> Vec<Note> {
     let mut counts: Vec<(String, usize, usize)> = Vec::new();
@@ -455,29 +428,8 @@ pub fn unapplied(options: &LayoutOptions, matrix: &[super::MatrixRow]) -> Option
     crate::compare::Unapplied::of(&options.higher_is_better, &metrics).map(Note::Unapplied)
 }
 
-fn settings(o: &LayoutOptions, work_dir: &Path) -> Settings {
-    let comparisons = comparisons(o.metrics.len(), o.builds.len());
-    Settings {
-        run_template: o.run_template.clone(),
-        metrics: o.metrics.iter().map(|m| m.label()).collect(),
-        higher_is_better: o.higher_is_better.clone(),
-        layouts: o.layouts,
-        max_layouts: o.max_layouts,
-        rounds: o.rounds,
-        warmup: o.warmup,
-        jobs: o.jobs,
-        estimator: o.estimator,
-        margin: o.margin,
-        alpha: o.alpha,
-        confidence: 1.0 - o.alpha / comparisons as f64,
-        max_time_s: o.max_time.map(|t| t.as_secs_f64()),
-        shell: o.shell,
-        seed: o.seed,
-        work_dir: work_dir.display().to_string(),
-    }
-}
-
 mod budget;
+mod fresh;
 #[cfg(test)]
 mod loop_tests;
 mod rounds;

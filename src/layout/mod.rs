@@ -87,6 +87,9 @@ pub struct LayoutOptions {
     pub warmup: usize,
     pub sources: Vec<Source>,
     pub jobs: usize,
+    /// A build (one template, one variant) running longer is killed and
+    /// fails ([`BUILD_TIMEOUT`] by default).
+    pub build_timeout: std::time::Duration,
     pub estimator: Estimator,
     pub margin: f64,
     pub alpha: f64,
@@ -139,6 +142,7 @@ impl Default for LayoutOptions {
             warmup: 1,
             sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            build_timeout: BUILD_TIMEOUT,
             estimator: Estimator::Median,
             margin: 0.01,
             alpha: 0.05,
@@ -156,6 +160,10 @@ impl Default for LayoutOptions {
         }
     }
 }
+
+/// `--build-timeout`'s default: generous, one hour per build, so only a
+/// build that hangs (a prompt for input, a deadlock) meets it.
+pub const BUILD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// How the experiment ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -58,26 +58,32 @@ pub(super) fn build_batch(
         total,
         message: "building".into(),
     });
-    builds::run_all(jobs, options.jobs, options.rebuild, &mut |r| {
-        done += 1;
-        on_progress(&Progress {
-            phase: Phase::Build,
-            done,
-            total,
-            message: format!(
-                "{} seed {}: {}",
-                options.builds[r.build].name,
-                r.seed,
-                if !r.ok {
-                    "FAILED"
-                } else if r.reused {
-                    "reused"
-                } else {
-                    "built"
-                }
-            ),
-        });
-    })
+    builds::run_all(
+        jobs,
+        options.jobs,
+        options.rebuild,
+        Some(options.build_timeout),
+        &mut |r| {
+            done += 1;
+            on_progress(&Progress {
+                phase: Phase::Build,
+                done,
+                total,
+                message: format!(
+                    "{} seed {}: {}",
+                    options.builds[r.build].name,
+                    r.seed,
+                    if !r.ok {
+                        "FAILED"
+                    } else if r.reused {
+                        "reused"
+                    } else {
+                        "built"
+                    }
+                ),
+            });
+        },
+    )
 }
 
 /// The status when the first batch left too few variants (or lost the
@@ -307,7 +313,12 @@ pub(super) fn make_pads(work_dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
             "-o".to_string(),
             temp_object.display().to_string(),
         ];
-        match Launch::new(&argv).run_ok() {
+        // Our own padding object: the default build time limit is plenty.
+        let compile = Launch {
+            timeout: Some(super::BUILD_TIMEOUT),
+            ..Launch::new(&argv)
+        };
+        match compile.run_ok() {
             Ok(_) => {}
             Err((_, Some(outcome))) => bail!(
                 "cc -c {} failed ({}): {}",

@@ -71,8 +71,9 @@ pub fn take(
             limit.as_secs_f64()
         ),
         Exit::Interrupted => bail!(
-            "callgrind profile of {} interrupted by Ctrl-C",
-            binary.display()
+            "callgrind profile of {} {}",
+            binary.display(),
+            crate::run::interrupt::cause()
         ),
         exit => {
             let last = crate::run::spawn::last_lines(&outcome.stderr_tail, 1);

@@ -25,9 +25,14 @@ pub enum RunError {
     /// It ran past its time limit; its process group was killed.
     #[error("command failed: timed out after {} s", .0.as_secs_f64())]
     Timeout(Duration),
-    /// Ctrl-C (or SIGTERM) arrived; its process group was killed.
-    #[error("interrupted by Ctrl-C")]
+    /// Ctrl-C (or SIGTERM, SIGHUP) arrived; its process group was killed.
+    /// Worded by the signal that arrived (`interrupt::cause`).
+    #[error("{}", super::interrupt::cause())]
     Interrupted,
+    /// `--max-time` was reached while it ran; its process group was killed
+    /// and the run left out (the experiment ends with what it has).
+    #[error("stopped at --max-time")]
+    OutOfTime,
     /// A metric the first run yielded is missing from this run's output.
     #[error("metric {0:?} not found in this run's output")]
     NoMetric(String),
@@ -52,6 +57,7 @@ pub fn signal_name(signal: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGINT => "SIGINT",
         libc::SIGPIPE => "SIGPIPE",
+        libc::SIGHUP => "SIGHUP",
         _ => "signal",
     }
 }

@@ -27,6 +27,11 @@ pub trait Executor {
     /// Whether Ctrl-C arrived.
     fn interrupted(&self) -> bool;
 
+    /// `--max-time`: a run still going at `deadline` is killed and fails
+    /// with [`RunError::OutOfTime`]; None lifts it. The mock ignores it
+    /// (scripts fail with `OutOfTime` themselves).
+    fn set_deadline(&mut self, _deadline: Option<std::time::Instant>) {}
+
     /// Notes gathered over the runs (e.g. which `regex:` match was taken).
     fn notes(&self) -> Vec<String> {
         Vec::new()
@@ -52,8 +57,12 @@ impl Executor for super::Runner {
         super::spawn::interrupted()
     }
 
+    fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        super::Runner::set_deadline(self, deadline)
+    }
+
     fn notes(&self) -> Vec<String> {
-        self.match_notes()
+        super::Runner::notes(self)
     }
 }
 

@@ -434,6 +434,7 @@ mod tests {
             stdout: stdout.as_bytes().to_vec(),
             stdout_truncated: false,
             stderr_tail: stderr.as_bytes().to_vec(),
+            leftovers: Default::default(),
         }
     }
 

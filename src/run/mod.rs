@@ -13,6 +13,7 @@ pub mod counters;
 pub mod environment;
 pub mod error;
 pub mod executor;
+pub mod interrupt;
 pub mod launch;
 pub mod metric;
 pub mod regex_metric;
@@ -119,7 +120,7 @@ impl<S> Status<S> {
     /// with the cause and the command's last output.
     pub fn from_failure(failure: RunFailure, interrupted: S, failed: S) -> Self {
         if failure.is_interrupted() {
-            return Status::new(interrupted, Some("interrupted by Ctrl-C".into()));
+            return Status::new(interrupted, Some(interrupt::cause().into()));
         }
         Status {
             state: failed,
@@ -157,6 +158,62 @@ pub struct Runner {
     tallies: Vec<MatchTally>,
     /// Measured runs whose metrics were extracted (warm-ups are not counted).
     extracted: usize,
+    /// Processes runs left behind, killed after their run ([`spawn::Leftovers`]).
+    left: LeftBehind,
+    /// `--max-time`: a run still going at this instant is killed
+    /// ([`RunError::OutOfTime`]); see [`Runner::set_deadline`].
+    deadline: Option<std::time::Instant>,
+    /// The command whose run the deadline killed.
+    cut: Option<String>,
+}
+
+/// What the runs left running after they exited, over an experiment.
+#[derive(Debug, Default)]
+struct LeftBehind {
+    total: spawn::Leftovers,
+    /// Runs (of any command, `--prepare` and `--setup` included) that left some.
+    runs: usize,
+    /// Every run started.
+    of: usize,
+    /// The commands that left some, in order of their first time.
+    commands: Vec<String>,
+}
+
+impl LeftBehind {
+    fn record(&mut self, name: &str, outcome: &Outcome) {
+        self.of += 1;
+        let found = outcome.leftovers;
+        if found == spawn::Leftovers::default() {
+            return;
+        }
+        self.runs += 1;
+        self.total.add(found);
+        if !self.commands.iter().any(|c| c == name) {
+            self.commands.push(name.to_string());
+        }
+    }
+
+    /// The note for the report, when any run left something.
+    fn note(&self) -> Option<String> {
+        if self.runs == 0 {
+            return None;
+        }
+        let mut note = format!(
+            "{} of {} runs left processes running after they exited ({}): {} processes, killed \
+             after each run (with their process group and any daemon that left it)",
+            self.runs,
+            self.of,
+            self.commands.join(", "),
+            self.total.killed,
+        );
+        if self.total.survived > 0 {
+            note.push_str(&format!(
+                "; {} could not be killed and are still running",
+                self.total.survived
+            ));
+        }
+        Some(note)
+    }
 }
 
 impl Runner {
@@ -173,6 +230,9 @@ impl Runner {
             capture,
             tallies: Vec::new(),
             extracted: 0,
+            left: LeftBehind::default(),
+            deadline: None,
+            cut: None,
         })
     }
 
@@ -183,6 +243,39 @@ impl Runner {
             .iter()
             .map(|t| t.note(self.extracted))
             .collect()
+    }
+
+    /// Every note of the runs so far: the `regex:` matches taken
+    /// ([`Runner::match_notes`]) and the processes runs left behind.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = self.match_notes();
+        notes.extend(self.left.note());
+        notes.extend(self.cut.as_ref().map(|name| {
+            format!("--max-time was reached during a run of {name}: that run was killed and left out; the runs completed before it are kept")
+        }));
+        notes
+    }
+
+    /// From now on, a run still going at `deadline` is killed and fails
+    /// with [`RunError::OutOfTime`] (None: no deadline).
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// The time limit of the next run: `--timeout`, or less when the
+    /// deadline comes first (then `true`). Past the deadline, the failure.
+    fn limit(&self, name: &str) -> Result<(Option<Duration>, bool), RunFailure> {
+        let Some(deadline) = self.deadline else {
+            return Ok((self.options.timeout, false));
+        };
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(RunFailure::new(name, RunError::OutOfTime));
+        }
+        Ok(match self.options.timeout {
+            Some(own) if own <= left => (Some(own), false),
+            _ => (Some(left), true),
+        })
     }
 
     pub fn options(&self) -> &RunnerOptions {
@@ -199,8 +292,18 @@ impl Runner {
         warmup: bool,
     ) -> Result<RunRecord, RunFailure> {
         if let Some(prepare) = &self.prepare {
-            let outcome = spawn_with(&self.options, &mut self.capture, prepare, &[], None)
-                .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+            let limit = self.limit(&command.spec.name)?;
+            let outcome = spawn_with(
+                &self.options,
+                limit.0,
+                &mut self.capture,
+                prepare,
+                &[],
+                None,
+            )
+            .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+            self.check_deadline(&outcome, limit, &command.spec.name)?;
+            self.left.record("--prepare", &outcome);
             self.check_exit(
                 &outcome,
                 &format!("{} (--prepare)", command.spec.name),
@@ -221,8 +324,18 @@ impl Runner {
         } else {
             Some(&mut attach)
         };
-        let outcome = spawn_with(&self.options, &mut self.capture, command, &env, hook)
-            .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+        let limit = self.limit(&command.spec.name)?;
+        let outcome = spawn_with(
+            &self.options,
+            limit.0,
+            &mut self.capture,
+            command,
+            &env,
+            hook,
+        )
+        .map_err(|e| failure(&command.spec.name, e, Vec::new()))?;
+        self.check_deadline(&outcome, limit, &command.spec.name)?;
+        self.left.record(&command.spec.name, &outcome);
         self.check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
         let mut values = Vec::new();
         for spec in &self.options.metrics {
@@ -266,15 +379,33 @@ impl Runner {
     /// Run a command once outside the measurement (`--setup`, `--cleanup`); a
     /// non-zero exit is a failure labelled `label`.
     pub fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
-        let outcome = spawn_with(&self.options, &mut self.capture, command, &[], None)
-            .map_err(|e| failure(label, e, Vec::new()))?;
+        let limit = self.limit(label)?;
+        let outcome = spawn_with(
+            &self.options,
+            limit.0,
+            &mut self.capture,
+            command,
+            &[],
+            None,
+        )
+        .map_err(|e| failure(label, e, Vec::new()))?;
+        self.check_deadline(&outcome, limit, label)?;
+        self.left.record(label, &outcome);
         self.check_exit(&outcome, label, false)
     }
 
     /// Wall time of one plain run (used to calibrate process-start overhead).
     pub fn run_wall_only(&mut self, command: &Prepared) -> Result<f64> {
         let (_, env) = self.jitter();
-        let outcome = spawn_with(&self.options, &mut self.capture, command, &env, None)?;
+        let timeout = self.options.timeout;
+        let outcome = spawn_with(
+            &self.options,
+            timeout,
+            &mut self.capture,
+            command,
+            &env,
+            None,
+        )?;
         anyhow::ensure!(
             outcome.exit.success(),
             "{} failed: {}",
@@ -282,6 +413,20 @@ impl Runner {
             outcome.exit.describe()
         );
         Ok(outcome.wall.as_secs_f64())
+    }
+
+    /// A run the deadline ended is [`RunError::OutOfTime`] (and noted).
+    fn check_deadline(
+        &mut self,
+        outcome: &Outcome,
+        (_, by_deadline): (Option<Duration>, bool),
+        name: &str,
+    ) -> Result<(), RunFailure> {
+        if by_deadline && outcome.exit == Exit::TimedOut {
+            self.cut = Some(name.to_string());
+            return Err(failure(name, RunError::OutOfTime, Vec::new()));
+        }
+        Ok(())
     }
 
     /// A non-zero exit (unless ignored), a signal, a timeout or Ctrl-C is a
@@ -325,6 +470,7 @@ impl Runner {
 /// One run of `command` with the runner's options and output capture.
 fn spawn_with(
     options: &RunnerOptions,
+    timeout: Option<Duration>,
     capture: &mut Capture,
     command: &Prepared,
     extra_env: &[(String, String)],
@@ -337,7 +483,7 @@ fn spawn_with(
             argv: &command.spec.argv,
             extra_env,
             pin: options.pin,
-            timeout: options.timeout,
+            timeout,
             poll: false,
             stdout: if needs_output {
                 Keep::Head(METRIC_OUTPUT_BYTES)

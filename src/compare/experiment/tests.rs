@@ -149,3 +149,28 @@ fn the_budget_that_stopped_the_run_is_named() {
     assert_eq!(report.stopped_by, Some(Limit::MaxRuns));
     assert_eq!(report.runs.iter().filter(|r| !r.warmup).count(), 24);
 }
+
+#[test]
+fn a_run_cut_by_max_time_is_left_out_and_the_budget_named() {
+    let mut steady = steady(1.1);
+    let mut mock = MockExecutor::new(move |call, name| {
+        if call == 9 {
+            Step::Fail(RunError::OutOfTime)
+        } else {
+            steady(call, name)
+        }
+    });
+    let commands = [mock_command("a"), mock_command("b")];
+    let counters = Availability::Unavailable("mock".into());
+    let report = run_with(
+        &options(),
+        &mut mock,
+        &commands,
+        (None, None),
+        (None, &counters),
+        &mut |_| {},
+    );
+    assert_eq!(report.status.state, State::BudgetExhausted);
+    assert_eq!(report.stopped_by, Some(Limit::MaxTime));
+    assert_eq!(report.runs.len(), 9);
+}

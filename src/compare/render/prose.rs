@@ -287,7 +287,7 @@ pub fn simulation(report: &CompareReport) -> Option<Simulation> {
 pub fn note(note: &Note) -> String {
     match note {
         Note::Text(text) => text.clone(),
-        Note::CleanupSkipped => "--cleanup skipped: interrupted by Ctrl-C".to_string(),
+        Note::CleanupSkipped => format!("--cleanup skipped: {}", crate::run::interrupt::cause()),
         Note::CleanupFailed { cause } => format!("--cleanup failed: {cause}"),
         Note::SpawnNotCorrected {
             overhead_s,

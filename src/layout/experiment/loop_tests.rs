@@ -74,7 +74,7 @@ fn experiment(
     mock: &mut MockExecutor,
     failing: &'static [u64],
 ) -> LayoutReport {
-    let mut report = new_report(options, Path::new("/mock"), Vec::new());
+    let mut report = fresh::new_report(options, Path::new("/mock"), Vec::new());
     look_loop(
         options,
         mock,
@@ -243,4 +243,23 @@ fn a_failed_build_drops_its_seed_for_every_build() {
         .iter()
         .all(|(name, ..)| !name.ends_with(" 2") && !name.ends_with(" 5")));
     assert_eq!(report.build_results.iter().filter(|r| !r.ok).count(), 2);
+}
+
+#[test]
+fn a_run_cut_by_max_time_ends_the_batch_and_keeps_the_completed_runs() {
+    let mut mock = MockExecutor::new(|call, name| {
+        if call == 30 {
+            Step::Fail(RunError::OutOfTime)
+        } else {
+            runs(call, name)
+        }
+    });
+    let report = experiment(&options(), &mut mock, &[]);
+    assert_eq!(report.status.state, State::BudgetExhausted);
+    assert_eq!(report.status.message, None);
+    assert_eq!(report.runs.len(), 30);
+    assert!(report
+        .notes
+        .iter()
+        .any(|n| matches!(n, Note::MaxTimeInBatch { .. })));
 }

@@ -67,6 +67,12 @@ pub fn run_rounds(
                     seed: *seed,
                     record,
                 }),
+                Err(failure) if failure.error == RunError::OutOfTime => {
+                    return RoundsOutcome {
+                        status: Status::new(State::BudgetExhausted, None),
+                        rounds_done: Some(round.saturating_sub(warmups)),
+                    }
+                }
                 Err(failure) => {
                     return RoundsOutcome {
                         status: failed(failure),
@@ -87,7 +93,10 @@ pub fn run_rounds(
             });
             if runner.interrupted() {
                 return RoundsOutcome {
-                    status: Status::new(State::Interrupted, Some("interrupted by Ctrl-C".into())),
+                    status: Status::new(
+                        State::Interrupted,
+                        Some(crate::run::interrupt::cause().into()),
+                    ),
                     rounds_done: None,
                 };
             }
@@ -97,6 +106,11 @@ pub fn run_rounds(
         }
         if let Some(limit) = budget {
             let measured_rounds = (round + 1).saturating_sub(warmups);
+            // From the first measured round on, the budget also ends the
+            // run in progress (killed, left out; the runner notes it).
+            if measured_rounds == 1 {
+                runner.set_deadline(Some(started + limit));
+            }
             let more = round + 1 < measured + warmups;
             if measured_rounds > 0 && more && started.elapsed() >= limit {
                 return RoundsOutcome {

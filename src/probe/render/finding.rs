@@ -59,7 +59,7 @@ fn cause(failure: &Failure) -> Cause {
         Failure::CannotWait { error } => {
             NotMeasured(format!("cannot wait for the probe process: {error}"))
         }
-        Failure::Interrupted => NotMeasured("interrupted by Ctrl-C".to_string()),
+        Failure::Interrupted => NotMeasured(crate::run::interrupt::cause().to_string()),
         Failure::Signal { signal } => NotMeasured(format!(
             "the probe process died of {}",
             signal_name(*signal)

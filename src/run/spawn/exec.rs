@@ -111,6 +111,7 @@ pub(super) fn spawn_direct(
         .map(PinnedThread::new)
         .transpose()
         .map_err(|e| args.exec_failed(e))?;
+    let _registering = super::orphans::spawning();
     // SAFETY: the attribute and file-action objects are initialised, used and
     // destroyed here; every pointer passed stays valid for the call.
     let pid = unsafe {
@@ -123,7 +124,7 @@ pub(super) fn spawn_direct(
         }
         let mut defaults: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut defaults);
-        for signal in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM] {
+        for signal in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             libc::sigaddset(&mut defaults, signal);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
@@ -163,6 +164,7 @@ pub(super) fn fork_gated(
     callback: &mut dyn FnMut(i32) -> Result<(), RunError>,
 ) -> Result<ChildGuard, RunError> {
     let pipes = GatePipes::open()?;
+    let registering = super::orphans::spawning();
     // SAFETY: between fork and exec the child only calls async-signal-safe functions
     // on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
@@ -178,6 +180,7 @@ pub(super) fn fork_gated(
     }
     pipes.close_child_ends();
     let mut guard = ChildGuard::new(pid);
+    drop(registering);
     let attached = callback(pid);
     // Release the child whether or not attaching worked; on failure it is killed by the guard.
     close_fd(pipes.gate_write);
@@ -256,6 +259,7 @@ unsafe fn child_exec(
     libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     libc::signal(libc::SIGINT, libc::SIG_DFL);
     libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    libc::signal(libc::SIGHUP, libc::SIG_DFL);
     if let Some(cpu) = pin {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);

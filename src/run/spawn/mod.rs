@@ -10,16 +10,24 @@
 //!
 //! The parts: `exec` starts the process (posix_spawn, or fork + gate + exec),
 //! `wait` waits for it (timeout, Ctrl-C, killing the group) and holds the
-//! signal handling, `pin` handles `--pin`. This file ties them into
-//! [`spawn`]; `super::launch` builds the one-off launches on it.
+//! signal handling, `orphans` kills what a run leaves behind, `pin` handles
+//! `--pin`. This file ties them into [`spawn`]; `super::launch` builds the
+//! one-off launches on it.
+//!
+//! Processes end with their run: when the child has exited, whatever is
+//! left in its process group, and whatever it started that left the group
+//! (a `setsid` daemon) and so was re-parented to ghostbench, is killed and
+//! counted in [`Outcome::leftovers`].
 
 mod exec;
+mod orphans;
 mod pin;
 mod wait;
 
 use super::capture::{Capture, Keep};
 use super::error::RunError;
 use exec::ExecArgs;
+pub use orphans::{sweep as kill_leftovers, Leftovers};
 pub use pin::check_pin;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -54,6 +62,8 @@ pub struct Outcome {
     pub stdout_truncated: bool,
     /// The tail of stderr ([`super::capture::STDERR_TAIL`] bytes, or more when a metric reads it).
     pub stderr_tail: Vec<u8>,
+    /// Processes the run left running after it exited, killed.
+    pub leftovers: Leftovers,
 }
 
 /// The hook called with the child's pid while it is held before exec.
@@ -86,7 +96,12 @@ pub fn spawn(
     let wall = waited.end.duration_since(start);
     let setup = |e: anyhow::Error| RunError::Setup(format!("{e:#}"));
     let output = capture.collect(req.stdout).map_err(setup)?;
-    if wait::group_alive(child.pid) {
+    let lingering = wait::group_alive(child.pid);
+    // Re-parented to ghostbench, the group's members are leftovers too; the
+    // group kill is for when the sweep must wait (another child runs).
+    let leftovers = orphans::sweep();
+    if lingering {
+        wait::kill_group(child.pid);
         capture.renew().map_err(setup)?;
     }
     Ok(Outcome {
@@ -98,6 +113,7 @@ pub fn spawn(
         stdout: output.stdout,
         stdout_truncated: output.stdout_truncated,
         stderr_tail: output.stderr_tail,
+        leftovers,
     })
 }
 

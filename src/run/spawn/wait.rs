@@ -1,6 +1,7 @@
 //! Waiting for a started process: until it exits, its deadline passes, or
 //! Ctrl-C; killing its whole process group when it must stop; and the
-//! SIGINT/SIGTERM handling that makes Ctrl-C safe.
+//! SIGINT/SIGTERM/SIGHUP handling that makes Ctrl-C safe (the signal itself
+//! is recorded in `run::interrupt`).
 //!
 //! Every started process leads its own process group, so killing the group
 //! also kills what it started (`sh -c` children, valgrind's traced children).
@@ -15,12 +16,12 @@
 //!   SIGINT does not reach them).
 
 use crate::run::error::{signal_name, RunError};
+use crate::run::interrupt;
+pub use crate::run::interrupt::interrupted;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-/// Set by the SIGINT/SIGTERM handler.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Whether an experiment handles Ctrl-C itself ([`install_interrupt_handler`]).
 static CLAIMED: AtomicBool = AtomicBool::new(false);
 /// Process groups started and not yet reaped (0 = free slot), for the handler.
@@ -28,7 +29,7 @@ const SLOTS: usize = 256;
 static LIVE: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 
 extern "C" fn on_signal(signal: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    interrupt::record(signal);
     if CLAIMED.load(Ordering::SeqCst) {
         return;
     }
@@ -47,9 +48,9 @@ extern "C" fn on_signal(signal: libc::c_int) {
     }
 }
 
-/// Install the handler for SIGINT and SIGTERM, without SA_RESTART so a
+/// Install the handler for SIGINT, SIGTERM and SIGHUP, without SA_RESTART so a
 /// blocking wait returns EINTR. A signal this process was started with
-/// ignored (e.g. under `nohup`) stays ignored unless `claim`.
+/// ignored stays ignored unless `claim`; SIGHUP ignored (`nohup`) always.
 fn install(claim: bool) {
     // SAFETY: the handler only touches atomics and calls async-signal-safe
     // functions; the sigaction structs are initialised before use.
@@ -57,10 +58,11 @@ fn install(claim: bool) {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
         libc::sigemptyset(&mut action.sa_mask);
-        for signal in [libc::SIGINT, libc::SIGTERM] {
+        for signal in interrupt::SIGNALS {
             let mut old: libc::sigaction = std::mem::zeroed();
             libc::sigaction(signal, std::ptr::null(), &mut old);
-            if !claim && old.sa_sigaction == libc::SIG_IGN {
+            // `nohup` means SIGHUP stays ignored, even by an experiment.
+            if (!claim || signal == libc::SIGHUP) && old.sa_sigaction == libc::SIG_IGN {
                 continue;
             }
             libc::sigaction(signal, &action, std::ptr::null_mut());
@@ -68,7 +70,7 @@ fn install(claim: bool) {
     }
 }
 
-/// Make Ctrl-C (and SIGTERM) only set [`interrupted`], so an experiment can
+/// Make Ctrl-C (and SIGTERM, SIGHUP) only set [`interrupted`], so an experiment can
 /// stop its loop and write partial results.
 pub fn install_interrupt_handler() {
     CLAIMED.store(true, Ordering::SeqCst);
@@ -80,15 +82,11 @@ pub fn install_interrupt_handler() {
 pub(super) fn ensure_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        super::orphans::become_subreaper();
         if !CLAIMED.load(Ordering::SeqCst) {
             install(false);
         }
     });
-}
-
-/// Whether Ctrl-C (or SIGTERM) arrived.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// How a run ended.
@@ -137,7 +135,9 @@ pub(super) struct ChildGuard {
 }
 
 impl ChildGuard {
+    /// Called with [`super::orphans::spawning`] held, right after the start.
     pub fn new(pid: i32) -> ChildGuard {
+        super::orphans::register(pid);
         let slot = LIVE.iter().position(|s| {
             s.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
@@ -159,6 +159,9 @@ impl ChildGuard {
     }
 
     fn mark_reaped(&mut self) {
+        if !self.reaped {
+            super::orphans::unregister(self.pid);
+        }
         self.reaped = true;
         if let Some(slot) = self.slot.take() {
             LIVE[slot].store(0, Ordering::SeqCst);
@@ -174,7 +177,7 @@ impl Drop for ChildGuard {
     }
 }
 
-fn kill_group(pid: i32) {
+pub(super) fn kill_group(pid: i32) {
     // SAFETY: signalling our child's process group (and the child, in case
     // setpgid had not run yet); kill is async-signal-safe.
     unsafe {
