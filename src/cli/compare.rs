@@ -266,9 +266,9 @@ pub fn execute(
     bar.finish_and_clear();
     let mut report = report?;
     report.notes.splice(0..0, notes);
-    print!(
-        "{}",
-        terminal::render_detailed(&report, output.color(), verbose)
+    super::output::print_terminal(
+        &terminal::render_detailed(&report, output.color(), verbose),
+        output.color(),
     );
     write_outputs(&report, output)?;
     let code = exit_code(&report);

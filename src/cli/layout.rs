@@ -463,7 +463,7 @@ pub fn execute_with(
     });
     bar.finish_and_clear();
     let report = report?;
-    print!("{}", report::render(&report, output.color()));
+    super::output::print_terminal(&report::render(&report, output.color()), output.color());
     output.files().write(|format| match format {
         Format::Json => json(&document::document(&report)),
         Format::Markdown => Ok(report::markdown(&report)),

@@ -168,10 +168,24 @@ impl ReportFiles {
         let mut failures = failures.into_iter();
         let first = failures.next();
         for other in failures {
-            eprintln!("error: {other:#}");
+            print_stderr(&format!("error: {other:#}"));
         }
         first.map_or(Ok(()), Err)
     }
+}
+
+/// A terminal report printed on stdout, every character ghostbench did not
+/// write itself shown rather than obeyed (`report::escape::terminal`):
+/// a name or a program's output cannot move the cursor, set the title or
+/// colour the page, whatever `--color`.
+pub fn print_terminal(text: &str, color: bool) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(crate::report::escape::terminal(text, color).as_bytes());
+}
+
+/// One message on stderr (`error: …`, `warning: …`), its hidden characters shown.
+pub fn print_stderr(text: &str) {
+    eprintln!("{}", crate::report::escape::terminal(text, false));
 }
 
 /// A report as `--json` writes it: pretty JSON (schema: docs/json-schema.md).

@@ -87,7 +87,7 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         Err(e) => {
             // Input the tool cannot read gets one line and its own exit code.
             if let Some(input) = e.downcast_ref::<InputError>() {
-                eprintln!("error: {input}");
+                super::output::print_stderr(&format!("error: {input}"));
                 return Ok(match input {
                     InputError::NoDebugInfo { .. } => exit::NO_DEBUG_INFO,
                     _ => exit::ERROR,
@@ -105,7 +105,7 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         return Ok(exit::ERROR);
     }
     let color = output.color();
-    print!("{}", text::render(&report, view.hazards_only, color));
+    super::output::print_terminal(&text::render(&report, view.hazards_only, color), color);
     output
         .files()
         .with(Format::Sarif, view.sarif.as_ref())
