@@ -10,6 +10,7 @@ use crate::layout::shard::{results_dir, Plan};
 use crate::layout::shard_run::{self, RunPlace};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
+use crate::report::escape::shell;
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
 use anyhow::Result;
@@ -308,9 +309,8 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
             }
         );
     }
-    let quoted = shlex::try_quote(&path.to_string_lossy())
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| path.display().to_string());
+    let quoted = shell(&path.to_string_lossy());
+    let me = shell(&me);
     let [first, last] = plan.waves[0].shards;
     println!(
         "run shard K on any machine:  {me} layout --plan {quoted} --shard K/{}   (K = {first}..={last})",
@@ -319,9 +319,7 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
     println!("or the first wave here:      {me} layout --plan {quoted}");
     println!(
         "then merge:                  {me} analyze {}",
-        shlex::try_quote(&results_dir(&path).to_string_lossy())
-            .map(|q| q.into_owned())
-            .unwrap_or_default()
+        shell(&results_dir(&path).to_string_lossy())
     );
     Ok(exit::OK)
 }
