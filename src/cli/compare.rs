@@ -180,7 +180,7 @@ impl CompareArgs {
             counters: self.counters,
             simulate: self.simulate,
             seed: self.decision.seed.seed,
-            command_line: std::env::args().collect(),
+            command_line: super::command_line(),
             ..defaults
         })
     }
