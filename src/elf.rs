@@ -3,7 +3,6 @@
 //! truncated) one plain sentence before a parser sees them.
 
 use memmap2::Mmap;
-use std::fs::File;
 use std::path::Path;
 
 /// A read-only map of a file. Empty files cannot be mapped, so they are kept as `None`.
@@ -12,9 +11,24 @@ pub struct Mapped {
 }
 
 impl Mapped {
+    /// Map `path`, which must be a regular file (a link to one is followed):
+    /// a directory, device, FIFO or socket is an error saying which, before
+    /// anything is read (`O_NONBLOCK`, so opening a FIFO cannot wait for a
+    /// writer).
     pub fn open(path: &Path) -> std::io::Result<Mapped> {
-        let file = File::open(path)?;
-        if file.metadata()?.len() == 0 {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)?;
+        let metadata = file.metadata()?;
+        if let Some(what) = not_regular(metadata.file_type()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("it is {what}, not a regular file"),
+            ));
+        }
+        if metadata.len() == 0 {
             return Ok(Mapped { map: None });
         }
         // SAFETY: the map is read-only; a file truncated under us while we read it
@@ -27,6 +41,26 @@ impl Mapped {
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }
+}
+
+/// What a file that is not a regular file is, in words ("a directory").
+fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    Some(if kind.is_file() {
+        return None;
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "an unknown kind of file"
+    })
 }
 
 /// Why bytes are not a usable ELF file.
