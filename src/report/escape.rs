@@ -251,7 +251,10 @@ mod tests {
     fn shell_yaml_and_actions_quote_what_they_must() {
         assert_eq!(shell("plain/path"), "plain/path");
         assert_eq!(shell("a b;$(rm -rf ~)"), "'a b;$(rm -rf ~)'");
-        assert_eq!(shell("it's"), "'it'\"'\"'s'");
+        assert_eq!(shell("it's"), "\"it's\"");
+        for word in ["it's $HOME", "a\"b`c`", "p${{ x }}$(id) ;|&", "tab\there"] {
+            assert_eq!(shlex::split(&shell(word)), Some(vec![word.to_string()]));
+        }
         assert_eq!(yaml("a\"b\nc"), "\"a\\\"b\\nc\"");
         assert_eq!(github("p/${{ secrets.X }}"), "p/${{ '${{' }} secrets.X }}");
         assert_eq!(kubelet("$(HOME)"), "$$(HOME)");
