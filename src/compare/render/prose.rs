@@ -342,11 +342,13 @@ pub fn note(note: &Note) -> String {
 
 /// Every note in words, in the report's order.
 pub fn notes(report: &CompareReport) -> Vec<String> {
+    // A note quotes names and causes read from the input: one line each.
     report
         .notes
         .iter()
         .map(note)
         .chain(ratio_legend(report))
+        .map(|n| visible(&n).into_owned())
         .collect()
 }
 
@@ -477,7 +479,11 @@ pub fn footer_items(report: &CompareReport) -> Vec<String> {
             .into_iter()
             .map(|w| format!("{} {w}", label::WARNING)),
     );
+    // The environment's words quote its CPU model: one line each.
     items
+        .into_iter()
+        .map(|i| visible(&i).into_owned())
+        .collect()
 }
 
 #[cfg(test)]

@@ -304,7 +304,7 @@ pub fn machine_effects(models: &[crate::layout::MachineEffect]) -> String {
             format!(
                 "{} on {} ({})",
                 m.verdict,
-                m.cpu_model,
+                visible(&m.cpu_model),
                 signed_percent(m.estimate - 1.0)
             )
         })
@@ -331,7 +331,12 @@ pub fn notes(report: &LayoutReport) -> Vec<String> {
     }
     lines.extend(report.notes.iter().map(note));
     lines.extend(no_default_interval_lines(report));
+    // Shard lines quote hosts, CPU models and causes from shard files: one
+    // line each, whatever they hold.
     lines
+        .into_iter()
+        .map(|l| visible(&l).into_owned())
+        .collect()
 }
 
 /// One line per cause of a default layout without an interval, naming the
@@ -391,7 +396,7 @@ pub fn shard_lines(merged: &crate::layout::merged::Merged) -> Vec<String> {
             .map(|m| {
                 format!(
                     "{} {} [{}, {}] {} ({} variants)",
-                    m.cpu_model,
+                    visible(&m.cpu_model),
                     ratio(m.estimate),
                     ratio(m.low),
                     ratio(m.high),
