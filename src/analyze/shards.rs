@@ -18,8 +18,8 @@
 use super::layouts::{layout_from_runs, metric_names};
 use super::{AnalyzeOptions, Analyzed};
 use crate::layout::shard::{
-    Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, Plan, ShardProblem, ShardResult,
-    shard_file_name, ShardStatus, PLAN_FILE,
+    shard_file_name, Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, Plan,
+    ShardProblem, ShardResult, ShardStatus, PLAN_FILE,
 };
 use crate::layout::shard_run::wave_alpha_share;
 use crate::layout::{self, LayoutRun, MachineEffect, Undecided, MIN_VARIANTS};

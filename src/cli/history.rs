@@ -205,7 +205,10 @@ fn show(args: ShowArgs) -> Result<i32> {
     let reports = match rerender(&doc, &label) {
         Ok(reports) => Ok(reports),
         Err(error) => {
-            super::output::print_terminal(&format!("{label} ({verb}): {}\n", words::status(&doc)), false);
+            super::output::print_terminal(
+                &format!("{label} ({verb}): {}\n", words::status(&doc)),
+                false,
+            );
             Err(format!("{error:#}"))
         }
     };

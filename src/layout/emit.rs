@@ -491,7 +491,9 @@ pub fn github(spec: &EmitSpec) -> String {
     out
 }
 
-use crate::report::escape::{github as actions, kubelet as kubelet_escape, shell as sh_quote, yaml as yaml_str};
+use crate::report::escape::{
+    github as actions, kubelet as kubelet_escape, shell as sh_quote, yaml as yaml_str,
+};
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,8 @@ pub fn html(text: &str) -> String {
 /// characters, DEL, and the Unicode controls that reorder or hide text
 /// (bidirectional overrides and isolates, as in "Trojan Source").
 fn is_hidden(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 fn push_visible(out: &mut String, c: char) {
@@ -60,9 +61,9 @@ pub fn visible(text: &str) -> Cow<'_, str> {
 /// Whether the SGR parameters `params` ("1;31") only set what ghostbench's
 /// own colours set: reset, bold, dim, a foreground colour.
 fn our_sgr(params: &str) -> bool {
-    params.split(';').all(|p| {
-        matches!(p.parse::<u8>(), Ok(0..=2 | 22 | 30..=39 | 90..=97)) || p.is_empty()
-    })
+    params
+        .split(';')
+        .all(|p| matches!(p.parse::<u8>(), Ok(0..=2 | 22 | 30..=39 | 90..=97)) || p.is_empty())
 }
 
 /// Text about to be printed on a terminal, whatever its source: line breaks
@@ -127,11 +128,7 @@ pub fn markdown(text: &str) -> String {
 /// code. HTML inside a code span is shown, never run.
 pub fn markdown_code(text: &str) -> String {
     let text = visible(text).replace('|', "\\|");
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
         " "
@@ -211,7 +208,10 @@ mod tests {
         assert!(!forged.contains('<'));
         assert!(!forged.contains("**"));
         assert!(!forged.contains("`y`"));
-        assert_eq!(markdown("<img src=x onerror=alert(1)>"), "&lt;img src=x onerror=alert(1)&gt;");
+        assert_eq!(
+            markdown("<img src=x onerror=alert(1)>"),
+            "&lt;img src=x onerror=alert(1)&gt;"
+        );
     }
 
     #[test]
@@ -225,13 +225,19 @@ mod tests {
     #[test]
     fn a_code_block_outlasts_the_fences_inside() {
         assert_eq!(markdown_block("a\nb\n", "text"), "```text\na\nb\n```\n");
-        assert_eq!(markdown_block("```\n<x>\x1b", ""), "````\n```\n<x>\\u{1b}\n````\n");
+        assert_eq!(
+            markdown_block("```\n<x>\x1b", ""),
+            "````\n```\n<x>\\u{1b}\n````\n"
+        );
     }
 
     #[test]
     fn hidden_characters_are_shown() {
         assert_eq!(visible("plain"), "plain");
-        assert_eq!(visible("a\nb\x1b[2J\u{9b}\u{202e}"), "a\\nb\\u{1b}[2J\\u{9b}\\u{202e}");
+        assert_eq!(
+            visible("a\nb\x1b[2J\u{9b}\u{202e}"),
+            "a\\nb\\u{1b}[2J\\u{9b}\\u{202e}"
+        );
     }
 
     #[test]

@@ -30,12 +30,7 @@ fn pg(e: postgres::Error) -> StoreError {
     // a password in them hidden.
     let text = match e.as_db_error() {
         Some(db) => {
-            let mut text = format!(
-                "{} ({} {})",
-                db.message(),
-                db.severity(),
-                db.code().code()
-            );
+            let mut text = format!("{} ({} {})", db.message(), db.severity(), db.code().code());
             if let Some(detail) = db.detail() {
                 text.push_str(&format!("; {detail}"));
             }

@@ -62,12 +62,10 @@ pub fn render(report: &CompareReport) -> String {
 /// "A = fast `cmd`, B = …": every name escaped, every command a code span
 /// that nothing in it can close.
 fn commands(report: &CompareReport) -> String {
-    let side = |letter: &str, i: usize| {
-        match prose::command_parts(letter, &report.commands[i]) {
-            (Some(name), Some(text)) => format!("{} {}", escape(name), code(text)),
-            (None, Some(text)) => code(text),
-            (name, None) => escape(name.unwrap_or(letter)),
-        }
+    let side = |letter: &str, i: usize| match prose::command_parts(letter, &report.commands[i]) {
+        (Some(name), Some(text)) => format!("{} {}", escape(name), code(text)),
+        (None, Some(text)) => code(text),
+        (name, None) => escape(name.unwrap_or(letter)),
     };
     format!("A = {}, B = {}", side("A", 0), side("B", 1))
 }

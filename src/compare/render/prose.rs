@@ -7,11 +7,11 @@ use super::notes::{baseline, non_positive, ratio_legend, unapplied};
 use crate::compare::{CompareReport, Limit, MetricReport, Note, Progress, State};
 use crate::report::escape::visible;
 use crate::report::units::{ratio, significant, trimmed, value};
-use std::borrow::Cow;
 use crate::run::command::CommandSpec;
 use crate::run::metric::Unit;
 use crate::stats::descriptive::Summary;
 use crate::stats::verdict::Verdict;
+use std::borrow::Cow;
 
 /// The labels of a report's sections, as every format prints them.
 pub mod label {

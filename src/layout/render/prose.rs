@@ -8,10 +8,10 @@ use super::{findings, label};
 use crate::layout::builds::BuildResult;
 use crate::layout::variants::SourceStatus;
 use crate::layout::{AutoOutcome, Comparison, LayoutReport, MatrixRow, Note, Undecided};
+use crate::report::escape::visible;
 use crate::report::units::{imported, ratio, trimmed, value};
 use crate::run::metric::Unit;
 use crate::stats::verdict::Verdict;
-use crate::report::escape::visible;
 use std::borrow::Cow;
 use std::fmt::Write;
 

@@ -188,4 +188,3 @@ pub fn markdown(report: &LayoutReport) -> String {
     let _ = writeln!(out, "<sub>{footer}</sub>");
     out
 }
-
