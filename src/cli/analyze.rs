@@ -61,7 +61,7 @@ impl AnalyzeArgs {
             alpha: self.decision.alpha()?,
             estimator: self.estimator.map(Into::into),
             seed: self.decision.seed.seed,
-            command_line: super::command_line(),
+            command_line: super::output::command_line(),
         })
     }
 }

@@ -95,7 +95,7 @@ impl CodeArgs {
             uarch: choose_uarch(&self.uarch),
             verbose: self.verbose,
             limit: self.limit,
-            command_line: super::command_line(),
+            command_line: super::output::command_line(),
         })
     }
 }

@@ -180,7 +180,7 @@ impl CompareArgs {
             counters: self.counters,
             simulate: self.simulate,
             seed: self.decision.seed.seed,
-            command_line: super::command_line(),
+            command_line: super::output::command_line(),
             ..defaults
         })
     }

@@ -246,7 +246,7 @@ impl LayoutArgs {
             pin,
             rebuild: self.rebuild,
             seed: self.decision.seed.seed,
-            command_line: super::command_line(),
+            command_line: super::output::command_line(),
             explain: self.explain,
             uarch: super::code::choose_uarch(self.uarch.as_slice()),
             ..defaults
@@ -341,7 +341,7 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
             .unwrap_or_else(|| LayoutOptions::default().jobs),
         pin: args.control.pin()?,
         rebuild: args.rebuild,
-        command_line: super::command_line(),
+        command_line: super::output::command_line(),
     };
     let Some(shard) = &args.shard else {
         let (report, code) = execute_with(&args.output, |progress| {

@@ -21,16 +21,6 @@ pub mod structs;
 
 use clap::{Parser, Subcommand};
 
-/// This invocation's arguments as the reports record them (`command_line` in
-/// `--json`, the store, HTML and Markdown): a password in `--store URL` or
-/// anywhere else hidden by `store::redact`, and an argument that is not UTF-8
-/// written lossily rather than a panic.
-pub fn command_line() -> Vec<String> {
-    std::env::args_os()
-        .map(|a| crate::store::redact(&a.to_string_lossy()).into_owned())
-        .collect()
-}
-
 /// Is your speedup real, or a layout ghost?
 #[derive(Debug, Parser)]
 #[command(name = "ghostbench", version, about, long_about = None)]

@@ -188,6 +188,16 @@ pub fn print_stderr(text: &str) {
     eprintln!("{}", crate::report::escape::terminal(text, false));
 }
 
+/// This invocation's arguments as the reports record them (`command_line` in
+/// `--json`, the store, HTML and Markdown): a password in `--store URL` or
+/// anywhere else hidden by `store::redact`, and an argument that is not UTF-8
+/// written lossily rather than a panic.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| crate::store::redact(&a.to_string_lossy()).into_owned())
+        .collect()
+}
+
 /// A report as `--json` writes it: pretty JSON (schema: docs/json-schema.md).
 pub fn json<T: Serialize + ?Sized>(report: &T) -> Result<String> {
     serde_json::to_string_pretty(report).context("cannot serialise the report")

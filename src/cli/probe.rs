@@ -71,7 +71,7 @@ impl ProbeArgs {
             budget: self.budget,
             seed: self.seed.seed,
             exe: None,
-            command_line: super::command_line(),
+            command_line: super::output::command_line(),
         }
     }
 }
