@@ -1258,3 +1258,52 @@ fn stored_and_reanalyzed_reports_keep_each_metrics_direction(dir: &Path, store: 
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(directions(&read_json(&again)), want);
 }
+
+/// Issue 23, items 5 and 7, on a real PostgreSQL server: a password in the
+/// store's URL reaches no message and no stored row (the server trusts the
+/// socket, so any password connects), and a server error carries the
+/// server's own message and code.
+#[test]
+fn a_postgres_password_is_not_stored() {
+    let Some(server) = Server::start() else {
+        skipped("PostgreSQL server binaries (/usr/lib/postgresql/*/bin)");
+        return;
+    };
+    let store = server.database("t_password").replacen(
+        "postgresql://postgres@",
+        "postgresql://postgres:s3cret@",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let csv = data_csv(dir.path());
+    let out = ghostbench(
+        dir.path(),
+        &store,
+        &["analyze", csv.to_str().unwrap(), "--json", "r.json"],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("postgresql://postgres:***@") && !stderr.contains("s3cret"),
+        "{stderr}"
+    );
+    let stored = sql(
+        &store,
+        "SELECT command_line || environment || document FROM experiments",
+    );
+    assert!(stored.contains("postgres:***@"), "{stored}");
+    assert!(!stored.contains("s3cret"), "the password is stored");
+    let json = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    assert!(!json.contains("s3cret"), "the password in --json");
+
+    let missing = store.replace("/t_password", "/nonexistent");
+    let out = ghostbench(dir.path(), &missing, &["history"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("database \"nonexistent\" does not exist (FATAL 3D000)")
+            && !stderr.contains("s3cret")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}

@@ -18,8 +18,8 @@
 use super::layouts::{layout_from_runs, metric_names};
 use super::{AnalyzeOptions, Analyzed};
 use crate::layout::shard::{
-    Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, Plan, ShardProblem, ShardResult,
-    ShardStatus, PLAN_FILE,
+    shard_file_name, Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, Plan,
+    ShardProblem, ShardResult, ShardStatus, PLAN_FILE,
 };
 use crate::layout::shard_run::wave_alpha_share;
 use crate::layout::{self, LayoutRun, MachineEffect, Undecided, MIN_VARIANTS};
@@ -45,6 +45,12 @@ struct Usable {
     runs: Vec<LayoutRun>,
     seeds: Vec<u64>,
     environment: Option<Environment>,
+}
+
+/// Whether `problem` is an unreadable `shard-K.json`.
+fn unreadable_file_of(problem: &ShardProblem, k: usize) -> bool {
+    matches!(problem, ShardProblem::Unreadable { file, .. }
+        if Path::new(file).file_name() == Some(std::ffi::OsStr::new(&shard_file_name(k))))
 }
 
 /// Whether `path` is a directory of shard results (`analyze DIR/results/`).
@@ -134,8 +140,11 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
         .iter()
         .filter(|w| waves_present.contains(&w.wave))
     {
+        // A shard whose file is there but unreadable (truncated, corrupt)
+        // is named as such above, not called missing.
         let missing: Vec<usize> = (wave.shards[0]..=wave.shards[1])
             .filter(|k| !chosen.iter().any(|(_, r)| r.shard == *k))
+            .filter(|k| !problems.iter().any(|p| unreadable_file_of(p, *k)))
             .collect();
         if !missing.is_empty() {
             problems.push(ShardProblem::Missing {
@@ -181,6 +190,9 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
             .filter_map(|p| match p {
                 ShardProblem::Missing { shards, .. } => Some(format!("missing shards {shards:?}")),
                 ShardProblem::Failed { shard, .. } => Some(format!("shard {shard} failed")),
+                ShardProblem::Unreadable { file, error } => {
+                    Some(format!("{file} unreadable: {error}"))
+                }
                 _ => None,
             })
             .collect();

@@ -61,7 +61,7 @@ impl AnalyzeArgs {
             alpha: self.decision.alpha()?,
             estimator: self.estimator.map(Into::into),
             seed: self.decision.seed.seed,
-            command_line: std::env::args().collect(),
+            command_line: super::output::command_line(),
         })
     }
 }
@@ -89,7 +89,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         eprintln!("note: --estimator applies to data with layouts; these have none");
     }
     let output = &args.output;
-    print!("{}", reports.terminal(output.color()));
+    super::output::print_terminal(&reports.terminal(output.color()), output.color());
     output.files().write(|format| match format {
         Format::Json => reports.json(),
         Format::Markdown => Ok(reports.markdown()),

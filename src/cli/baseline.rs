@@ -37,7 +37,7 @@ pub fn save_baseline(
     let rerun = keep(&options.commands[0], store, name);
     spawn::install_interrupt_handler();
     let measured = measure(options, 0)?;
-    print!("{}", single::terminal(&measured, name));
+    super::output::print_terminal(&single::terminal(&measured, name), false);
     let document = serde_json::to_value(&measured)?;
     output.files().write(|format| match format {
         Format::Json => json(&measured),
@@ -274,7 +274,7 @@ impl Gate<'_> {
                     .unwrap_or("the run failed")
             );
             for line in &measured.status.last_output {
-                eprintln!("  {line}");
+                super::output::print_stderr(&format!("  {line}"));
             }
             return Ok(if measured.status.state == State::Failed {
                 exit::RUN_FAILED
@@ -391,7 +391,7 @@ fn finish(
     store: &StoreArgs,
     fail_on: &FailOnArgs,
 ) -> Result<i32> {
-    print!("{}", reports.terminal(output.color()));
+    super::output::print_terminal(&reports.terminal(output.color()), output.color());
     output.files().write(|format| match format {
         Format::Json => reports.json(),
         Format::Markdown => Ok(reports.markdown()),

@@ -95,7 +95,7 @@ impl CodeArgs {
             uarch: choose_uarch(&self.uarch),
             verbose: self.verbose,
             limit: self.limit,
-            command_line: std::env::args().collect(),
+            command_line: super::output::command_line(),
         })
     }
 }
@@ -112,11 +112,11 @@ pub fn run(args: CodeArgs) -> Result<i32> {
     bar.finish_and_clear();
     let report = report?;
     for warning in &report.warnings {
-        eprintln!("warning: {warning}");
+        super::output::print_stderr(&format!("warning: {warning}"));
     }
-    print!(
-        "{}",
-        crate::code::render::render(&report, options.verbose, options.limit, args.output.color())
+    super::output::print_terminal(
+        &crate::code::render::render(&report, options.verbose, options.limit, args.output.color()),
+        args.output.color(),
     );
     write_outputs(&report, &options, &args.output)?;
     // The process ends next: freeing a report of a large binary (hundreds of

@@ -183,7 +183,7 @@ impl CompareArgs {
             counters: self.counters,
             simulate: self.simulate,
             seed: self.decision.seed.seed,
-            command_line: std::env::args().collect(),
+            command_line: super::output::command_line(),
             ..defaults
         })
     }
@@ -269,9 +269,9 @@ pub fn execute(
     bar.finish_and_clear();
     let mut report = report?;
     report.notes.splice(0..0, notes);
-    print!(
-        "{}",
-        terminal::render_detailed(&report, output.color(), verbose)
+    super::output::print_terminal(
+        &terminal::render_detailed(&report, output.color(), verbose),
+        output.color(),
     );
     write_outputs(&report, output)?;
     let code = exit_code(&report);

@@ -322,7 +322,7 @@ fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
         estimator: Estimator::Min,
         timeout: Some(Duration::from_secs(60)),
         seed: args.seed.seed,
-        command_line: std::env::args().collect(),
+        command_line: super::output::command_line(),
         // Which hot loops the builds placed differently: one callgrind run
         // of the baseline (about 3–4 s here) and three ELF analyses.
         explain: Some(5),
@@ -484,7 +484,7 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
     let options = crate::probe::ProbeOptions {
         quick: true,
         seed: args.seed.seed,
-        command_line: std::env::args().collect(),
+        command_line: super::output::command_line(),
         ..Default::default()
     };
     super::probe::execute(&options, &output)

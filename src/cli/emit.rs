@@ -5,6 +5,7 @@
 
 use super::exit::usage;
 use crate::layout::emit::{self, EmitSpec, Engine};
+use crate::report::escape::shell;
 use crate::report::json::write_atomically;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -180,27 +181,25 @@ pub fn write(spec: &EmitSpec, plan_dir: &Path) -> Result<PathBuf> {
             .with_context(|| format!("cannot create {}", logs.display()))?;
     }
     write_atomically(&path, emit::emit(spec).as_bytes())?;
+    // The hints are for pasting into a shell: every path one `sh` word.
+    let quoted = shell(&path.to_string_lossy());
     let submit = match spec.engine {
-        Engine::Slurm => format!("sbatch {}", path.display()),
-        Engine::K8s => format!("kubectl apply -f {}", path.display()),
-        Engine::Github => format!(
-            "copy {} to .github/workflows/ and run it (workflow_dispatch)",
-            path.display()
-        ),
+        Engine::Slurm => format!("sbatch {quoted}"),
+        Engine::K8s => format!("kubectl apply -f {quoted}"),
+        Engine::Github => {
+            format!("copy {quoted} to .github/workflows/ and run it (workflow_dispatch)")
+        }
     };
-    println!(
-        "wrote {}: wave {}, shards {}..={} of {}",
+    let text = format!(
+        "wrote {}: wave {}, shards {}..={} of {}\nsubmit: {submit}\nmerge:  ghostbench analyze {}\n",
         path.display(),
         spec.wave,
         spec.first_shard,
         spec.last_shard,
-        spec.total_shards
+        spec.total_shards,
+        shell(&format!("{}/", plan_dir.join("results").display()))
     );
-    println!("submit: {submit}");
-    println!(
-        "merge:  ghostbench analyze {}/",
-        plan_dir.join("results").display()
-    );
+    super::output::print_terminal(&text, false);
     Ok(path)
 }
 

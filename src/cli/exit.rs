@@ -10,7 +10,9 @@ pub const USAGE: i32 = 2;
 /// A benchmarked command failed (non-zero exit, crash, timeout, no metric), or a
 /// probe crashed or overran its time bound; partial results were written.
 pub const RUN_FAILED: i32 = 3;
-/// `structs`: the binary has no DWARF debug info (build with -g).
+/// `structs`: the binary has no DWARF debug info (build with -g), or part
+/// of it is missing (a split-DWARF `.dwo` found nowhere; what was read is
+/// still printed and written).
 pub const NO_DEBUG_INFO: i32 = 4;
 /// `layout`: too few layout variants built (the failing command and its output are printed); partial results were written.
 pub const BUILD_FAILED: i32 = 5;

@@ -106,7 +106,7 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
         limit: Some(args.limit),
     };
     let summaries = store.experiments(&filter).map_err(failed)?;
-    print!("{}", words::table(&summaries));
+    super::output::print_terminal(&words::table(&summaries), false);
     Ok(super::exit::OK)
 }
 
@@ -183,10 +183,13 @@ fn show(args: ShowArgs) -> Result<i32> {
     let label = format!("result #{}", args.id);
     let output = &args.output;
     if doc["schema"] == "ghostbench.baseline" {
-        print!("{}", words::baseline(&doc));
+        super::output::print_terminal(&words::baseline(&doc), false);
         output.files().write(|format| match format {
             Format::Json => json(&doc),
-            Format::Markdown => Ok(words::baseline(&doc)),
+            Format::Markdown => Ok(crate::report::escape::markdown_block(
+                &words::baseline(&doc),
+                "text",
+            )),
             Format::Html => Ok(crate::report::html::page(
                 &label,
                 &format!(
@@ -203,12 +206,15 @@ fn show(args: ShowArgs) -> Result<i32> {
     let reports = match rerender(&doc, &label) {
         Ok(reports) => Ok(reports),
         Err(error) => {
-            println!("{label} ({verb}): {}", words::status(&doc));
+            super::output::print_terminal(
+                &format!("{label} ({verb}): {}\n", words::status(&doc)),
+                false,
+            );
             Err(format!("{error:#}"))
         }
     };
     if let Ok(reports) = &reports {
-        print!("{}", reports.terminal(output.color()));
+        super::output::print_terminal(&reports.terminal(output.color()), output.color());
     }
     output.files().write(|format| match (format, &reports) {
         // The document as it was written, not a re-analysis.

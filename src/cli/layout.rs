@@ -11,6 +11,7 @@ use crate::layout::shard_run::{self, RunPlace};
 use crate::layout::variants::Source;
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
 use crate::limits::Count;
+use crate::report::escape::shell;
 use crate::run::spawn;
 use crate::stats::hierarchical::Estimator;
 use anyhow::Result;
@@ -257,7 +258,7 @@ impl LayoutArgs {
             pin,
             rebuild: self.rebuild,
             seed: self.decision.seed.seed,
-            command_line: std::env::args().collect(),
+            command_line: super::output::command_line(),
             explain: self.explain,
             uarch: super::code::choose_uarch(self.uarch.as_slice()),
             ..defaults
@@ -323,9 +324,8 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
             }
         );
     }
-    let quoted = shlex::try_quote(&path.to_string_lossy())
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| path.display().to_string());
+    let quoted = shell(&path.to_string_lossy());
+    let me = shell(&me);
     let [first, last] = plan.waves[0].shards;
     println!(
         "run shard K on any machine:  {me} layout --plan {quoted} --shard K/{}   (K = {first}..={last})",
@@ -334,9 +334,7 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
     println!("or the first wave here:      {me} layout --plan {quoted}");
     println!(
         "then merge:                  {me} analyze {}",
-        shlex::try_quote(&results_dir(&path).to_string_lossy())
-            .map(|q| q.into_owned())
-            .unwrap_or_default()
+        shell(&results_dir(&path).to_string_lossy())
     );
     Ok(exit::OK)
 }
@@ -358,7 +356,7 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
             .unwrap_or_else(|| LayoutOptions::default().jobs),
         pin: args.control.pin()?,
         rebuild: args.rebuild,
-        command_line: std::env::args().collect(),
+        command_line: super::output::command_line(),
     };
     let Some(shard) = &args.shard else {
         let (report, code) = execute_with(&args.output, |progress| {
@@ -478,7 +476,7 @@ pub fn execute_with(
     });
     bar.finish_and_clear();
     let report = report?;
-    print!("{}", report::render(&report, output.color()));
+    super::output::print_terminal(&report::render(&report, output.color()), output.color());
     output.files().write(|format| match format {
         Format::Json => json(&document::document(&report)),
         Format::Markdown => Ok(report::markdown(&report)),

@@ -64,7 +64,7 @@ pub fn run(cli: Cli) -> i32 {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            output::print_stderr(&format!("error: {error:#}"));
             exit::code_of(&error)
         }
     }

@@ -168,10 +168,34 @@ impl ReportFiles {
         let mut failures = failures.into_iter();
         let first = failures.next();
         for other in failures {
-            eprintln!("error: {other:#}");
+            print_stderr(&format!("error: {other:#}"));
         }
         first.map_or(Ok(()), Err)
     }
+}
+
+/// A terminal report printed on stdout, every character ghostbench did not
+/// write itself shown rather than obeyed (`report::escape::terminal`):
+/// a name or a program's output cannot move the cursor, set the title or
+/// colour the page, whatever `--color`.
+pub fn print_terminal(text: &str, color: bool) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(crate::report::escape::terminal(text, color).as_bytes());
+}
+
+/// One message on stderr (`error: …`, `warning: …`), its hidden characters shown.
+pub fn print_stderr(text: &str) {
+    eprintln!("{}", crate::report::escape::terminal(text, false));
+}
+
+/// This invocation's arguments as the reports record them (`command_line` in
+/// `--json`, the store, HTML and Markdown): a password in `--store URL` or
+/// anywhere else hidden by `store::redact`, and an argument that is not UTF-8
+/// written lossily rather than a panic.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| crate::store::redact(&a.to_string_lossy()).into_owned())
+        .collect()
 }
 
 /// A report as `--json` writes it: pretty JSON (schema: docs/json-schema.md).

@@ -71,7 +71,7 @@ impl ProbeArgs {
             budget: self.budget,
             seed: self.seed.seed,
             exe: None,
-            command_line: std::env::args().collect(),
+            command_line: super::output::command_line(),
         }
     }
 }
@@ -122,7 +122,7 @@ pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
     });
     bar.finish_and_clear();
     let report = report?;
-    print!("{}", report::render(&report, output.color()));
+    super::output::print_terminal(&report::render(&report, output.color()), output.color());
     write_outputs(&report, output)?;
     Ok(if report.any_failed() {
         exit::RUN_FAILED

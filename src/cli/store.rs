@@ -322,7 +322,7 @@ mod tests {
         };
         let location = args.location().unwrap();
         assert!(matches!(location, Location::Postgres(_)));
-        assert_eq!(location.to_string(), "postgresql://u@h:5/db");
+        assert_eq!(location.to_string(), "postgresql://u:***@h:5/db");
         let off = StoreArgs {
             store: None,
             no_store: true,

@@ -87,7 +87,7 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         Err(e) => {
             // Input the tool cannot read gets one line and its own exit code.
             if let Some(input) = e.downcast_ref::<InputError>() {
-                eprintln!("error: {input}");
+                super::output::print_stderr(&format!("error: {input}"));
                 return Ok(match input {
                     InputError::NoDebugInfo { .. } => exit::NO_DEBUG_INFO,
                     _ => exit::ERROR,
@@ -105,7 +105,7 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         return Ok(exit::ERROR);
     }
     let color = output.color();
-    print!("{}", text::render(&report, view.hazards_only, color));
+    super::output::print_terminal(&text::render(&report, view.hazards_only, color), color);
     output
         .files()
         .with(Format::Sarif, view.sarif.as_ref())
@@ -114,5 +114,18 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
             Format::Sarif => json(&sarif::render(&report)),
             Format::Markdown | Format::Html => Err(format.unsupported("structs", FORMATS)),
         })?;
+    if !report.missing_split_units.is_empty() {
+        // Part of the debug info is missing: what was read is shown, but
+        // "no hazards" would be a claim about types never seen.
+        super::output::print_stderr(&format!(
+            "error: {}: the split DWARF of {} of {} units is missing ({}): their structs are not in this report; put the .dwo files where they were built or beside the binary, or give {}.dwp",
+            options.binary.display(),
+            report.missing_split_units.len(),
+            report.units,
+            report.missing_split_units.join(", "),
+            options.binary.display()
+        ));
+        return Ok(exit::NO_DEBUG_INFO);
+    }
     Ok(exit::OK)
 }

@@ -192,7 +192,11 @@ pub fn render(report: &CodeReport, verbose: bool, limit: usize, color: bool) -> 
 pub fn markdown(report: &CodeReport, verbose: bool, limit: usize) -> String {
     let text = render(report, verbose, limit, false);
     let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
-    format!("{first}\n\n```\n{rest}```\n")
+    format!(
+        "{}\n\n{}",
+        crate::report::escape::markdown(first),
+        crate::report::escape::markdown_block(rest, "")
+    )
 }
 
 fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {

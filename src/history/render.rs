@@ -3,7 +3,7 @@
 //! interval, drawn with the reports' SVG code).
 
 use super::{Point, CONFIDENCE};
-use crate::report::escape::html as escape;
+use crate::report::escape::{html as escape, visible};
 use crate::report::svg::{self, Interval, Scale};
 use crate::report::table::Table;
 use crate::report::units::{ratio, utc, value};
@@ -39,7 +39,9 @@ fn verdicts(summary: &Summary) -> String {
     each.join("; ")
 }
 
-/// The table of experiments, newest first.
+/// The table of experiments, newest first. Stored names and verdicts are
+/// shown on one line each (`escape::visible`): a line break in a name cannot
+/// forge a row.
 pub fn table(summaries: &[Summary]) -> String {
     if summaries.is_empty() {
         return "no stored results match\n".into();
@@ -50,9 +52,9 @@ pub fn table(summaries: &[Summary]) -> String {
             s.id.to_string(),
             utc(s.created_unix),
             commit(s.git_commit.as_deref(), s.git_dirty),
-            s.verb.clone(),
-            s.names.join(", "),
-            verdicts(s),
+            visible(&s.verb).into_owned(),
+            visible(&s.names.join(", ")).into_owned(),
+            visible(&verdicts(s)).into_owned(),
         ]);
     }
     table.render()

@@ -267,11 +267,11 @@ pub fn slurm(spec: &EmitSpec) -> String {
     ));
     out.push_str(&format!(
         "# Submit: sbatch {} (add --wait to block until every shard has ended).\n",
-        dir.join(spec.engine.file_name(spec.wave)).display()
+        sh_quote(&dir.join(spec.engine.file_name(spec.wave)).to_string_lossy())
     ));
     out.push_str(&format!(
-        "# Merge:  ghostbench analyze {}/\n",
-        dir.join("results").display()
+        "# Merge:  ghostbench analyze {}\n",
+        sh_quote(&format!("{}/", dir.join("results").display()))
     ));
     out.push_str(&format!("#SBATCH --job-name={}\n", spec.job_name()));
     out.push_str(&format!("#SBATCH --array={array}\n"));
@@ -334,13 +334,16 @@ pub fn k8s(spec: &EmitSpec) -> String {
     ));
     out.push_str(&format!(
         "# Submit: kubectl apply -f {}; then, with the volume's results/:\n",
-        spec.plan_dir
-            .join(spec.engine.file_name(spec.wave))
-            .display()
+        sh_quote(
+            &spec
+                .plan_dir
+                .join(spec.engine.file_name(spec.wave))
+                .to_string_lossy()
+        )
     ));
     out.push_str(&format!(
-        "# Merge:  ghostbench analyze {}/\n",
-        spec.plan_dir.join("results").display()
+        "# Merge:  ghostbench analyze {}\n",
+        sh_quote(&format!("{}/", spec.plan_dir.join("results").display()))
     ));
     out.push_str("apiVersion: batch/v1\n");
     out.push_str("kind: Job\n");
@@ -398,13 +401,13 @@ pub fn github(spec: &EmitSpec) -> String {
         .collect();
     let shard_run = {
         let args = spec.shard_args(&spec.plan_dir, "${{ matrix.shard }}");
-        let mut words = vec![sh_quote(&spec.ghostbench)];
+        let mut words = vec![actions(&sh_quote(&spec.ghostbench))];
         for arg in &args {
             if arg.contains("${{ matrix.shard }}") {
                 // Expanded by Actions before the shell sees it: a number.
                 words.push(format!("\"{arg}\""));
             } else {
-                words.push(sh_quote(arg));
+                words.push(actions(&sh_quote(arg)));
             }
         }
         words.join(" ")
@@ -412,10 +415,13 @@ pub fn github(spec: &EmitSpec) -> String {
     let results = spec.plan_dir.join("results");
     let merge_run = format!(
         "{} analyze {}/ --markdown \"$GITHUB_STEP_SUMMARY\"",
-        sh_quote(&spec.ghostbench),
-        sh_quote(&results.to_string_lossy())
+        actions(&sh_quote(&spec.ghostbench)),
+        actions(&sh_quote(&results.to_string_lossy()))
     );
-    let q = |s: &str| yaml_str(s);
+    // Every value is a YAML scalar in which Actions evaluates `${{ … }}`:
+    // one from a path or an argument is written so that it stays text.
+    let q = |s: &str| yaml_str(&actions(s));
+    let ours = |s: &str| yaml_str(s);
     let mut out = String::new();
     out.push_str(&format!(
         "# ghostbench layout plan {}: wave {}, shards {}..{} of {}, one matrix job each, then the merge.\n",
@@ -444,25 +450,25 @@ pub fn github(spec: &EmitSpec) -> String {
     out.push_str("      - uses: actions/checkout@v4\n");
     out.push_str(&format!(
         "      - name: {}\n",
-        q("shard ${{ matrix.shard }}")
+        ours("shard ${{ matrix.shard }}")
     ));
-    out.push_str(&format!("        run: {}\n", q(&shard_run)));
+    out.push_str(&format!("        run: {}\n", ours(&shard_run)));
     out.push_str(&format!(
         "      - name: {}\n",
-        q("upload shard ${{ matrix.shard }}")
+        ours("upload shard ${{ matrix.shard }}")
     ));
     out.push_str("        if: always()\n");
     out.push_str("        uses: actions/upload-artifact@v4\n");
     out.push_str("        with:\n");
     out.push_str(&format!(
         "          name: {}\n",
-        q("shard-${{ matrix.shard }}")
+        ours("shard-${{ matrix.shard }}")
     ));
     out.push_str(&format!(
         "          path: {}\n",
-        q(&format!(
+        ours(&format!(
             "{}/shard-${{{{ matrix.shard }}}}.json",
-            results.to_string_lossy()
+            actions(&results.to_string_lossy())
         ))
     ));
     out.push_str("  merge:\n");
@@ -481,28 +487,13 @@ pub fn github(spec: &EmitSpec) -> String {
         q(&results.to_string_lossy())
     ));
     out.push_str(&format!("      - name: {}\n", q("merge")));
-    out.push_str(&format!("        run: {}\n", q(&merge_run)));
+    out.push_str(&format!("        run: {}\n", ours(&merge_run)));
     out
 }
 
-/// `s` as one `sh` word.
-fn sh_quote(s: &str) -> String {
-    // check() refuses line breaks; shlex quotes everything else (it only
-    // refuses NUL, which a path or argument from the command line cannot hold).
-    shlex::try_quote(s)
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| format!("'{}'", s.replace('\0', "").replace('\'', "'\\''")))
-}
-
-/// `s` as a YAML double-quoted scalar: JSON's string syntax is a subset.
-fn yaml_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serialises")
-}
-
-/// `s` with the kubelet's `$(VAR)` expansion disabled (`$$` is `$`).
-fn kubelet_escape(s: &str) -> String {
-    s.replace('$', "$$")
-}
+use crate::report::escape::{
+    github as actions, kubelet as kubelet_escape, shell as sh_quote, yaml as yaml_str,
+};
 
 #[cfg(test)]
 mod tests;

@@ -409,8 +409,17 @@ impl ShardResult {
         let file = path.display().to_string();
         let text = limits::read_capped_text(path, Input::Shard)
             .with_context(|| format!("cannot read {file}"))?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{file}: not JSON: {e}"))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            if e.is_eof() {
+                anyhow::anyhow!(
+                    "{file}: truncated: its JSON stops at line {} (an incomplete copy, or a \
+                     file cut short)",
+                    e.line()
+                )
+            } else {
+                anyhow::anyhow!("{file}: corrupt: not JSON: {e}")
+            }
+        })?;
         let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
         if schema != SHARD_SCHEMA {
             bail!("{file}: not a shard result (schema {schema:?}, expected {SHARD_SCHEMA:?})");

@@ -45,12 +45,12 @@ pub fn markdown<S>(status: &Status<S>, interrupted: bool, results_follow: bool) 
     let mut out = format!(
         "> **{}**: {}\n",
         label(interrupted),
-        escape::markdown_cell(message)
+        escape::markdown(message)
     );
     if !status.last_output.is_empty() {
         out.push_str(">\n> ```\n");
         for line in &status.last_output {
-            let _ = writeln!(out, "> {}", line.replace("```", "'''"));
+            let _ = writeln!(out, "> {}", escape::visible(line).replace("```", "'''"));
         }
         out.push_str("> ```\n");
     }

@@ -13,12 +13,14 @@ pub mod copies;
 pub mod error;
 pub mod postgres;
 pub mod record;
+pub mod redact;
 pub mod schema;
 pub mod sql;
 pub mod sqlite;
 
 pub use error::StoreError;
 pub use record::Record;
+pub use redact::redact;
 pub use sql::{Backend, Val};
 
 use std::fmt;
@@ -77,21 +79,11 @@ pub struct Access {
 }
 
 impl fmt::Display for Location {
-    /// The path, or the URL without its password.
+    /// The path, or the URL with its password hidden ([`redact`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Location::Sqlite(path) => write!(f, "{}", path.display()),
-            Location::Postgres(url) => {
-                let (scheme, rest) = url.split_once("://").unwrap_or(("postgresql", url));
-                let rest = match rest.split_once('@') {
-                    Some((user, host)) => {
-                        let user = user.split(':').next().unwrap_or_default();
-                        format!("{user}@{host}")
-                    }
-                    None => rest.to_string(),
-                };
-                write!(f, "{scheme}://{rest}")
-            }
+            Location::Postgres(url) => write!(f, "{}", redact(url)),
         }
     }
 }

@@ -24,12 +24,36 @@ impl Postgres {
 }
 
 fn pg(e: postgres::Error) -> StoreError {
-    // The server's own message when there is one, in one line.
+    // The server's own message (with its code, detail and hint) when there
+    // is one; else the client's words and every cause under them ("error
+    // connecting to server: Connection refused (os error 111)"), in one line,
+    // a password in them hidden.
     let text = match e.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => e.to_string(),
+        Some(db) => {
+            let mut text = format!("{} ({} {})", db.message(), db.severity(), db.code().code());
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!("; {detail}"));
+            }
+            if let Some(hint) = db.hint() {
+                text.push_str(&format!("; hint: {hint}"));
+            }
+            text
+        }
+        None => {
+            let mut text = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                let words = c.to_string();
+                if !text.contains(&words) {
+                    text.push_str(": ");
+                    text.push_str(&words);
+                }
+                cause = c.source();
+            }
+            text
+        }
     };
-    StoreError::Database(text.replace('\n', " "))
+    StoreError::Database(super::redact(&text.replace('\n', " ")).into_owned())
 }
 
 /// Typed parameters: a NULL carries its column's Rust type.

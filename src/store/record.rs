@@ -2,6 +2,7 @@
 //! document (docs/json-schema.md), which is also stored whole: the store needs
 //! no verb's types, and `history show ID --json` gives back the document.
 
+use super::redact::redact;
 use serde_json::Value;
 
 /// One result, as stored.
@@ -103,7 +104,10 @@ impl Record {
         let mut record = Record {
             verb: verb.to_string(),
             created_unix: env["timestamp_unix"].as_i64().unwrap_or_else(now),
-            command_line: strings(&env["command_line"]),
+            command_line: strings(&env["command_line"])
+                .iter()
+                .map(|a| redact(a).into_owned())
+                .collect(),
             settings: first["settings"].to_string(),
             status: first["status"]["state"].as_str().map(String::from),
             cpu_model: text(&env["cpu_model"]),
@@ -111,12 +115,13 @@ impl Record {
             governor: text(&env["governor"]),
             load1: env["load_average"][0].as_f64(),
             host,
-            environment: env.to_string(),
+            environment: redact(&env.to_string()).into_owned(),
             git,
             commands: Vec::new(),
             runs: Vec::new(),
             verdicts: Vec::new(),
-            document: document.to_string(),
+            // A document made elsewhere may carry a password in its command line.
+            document: redact(&document.to_string()).into_owned(),
         };
         for part in parts {
             record.add(part)?;

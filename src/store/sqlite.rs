@@ -113,7 +113,35 @@ fn uri_path(path: &Path) -> String {
 }
 
 fn sqlite(e: rusqlite::Error) -> StoreError {
-    StoreError::Database(e.to_string())
+    // SQLite's message in one line: a statement that failed is named by its
+    // first line, not pasted whole (a schema's is 45 lines).
+    let text = match &e {
+        rusqlite::Error::SqlInputError {
+            msg, sql, offset, ..
+        } => format!("{msg} (in `{}`)", statement_at(sql, *offset)),
+        _ => e.to_string(),
+    };
+    StoreError::Database(text.replace('\n', " "))
+}
+
+/// The first line of the statement of `sql` that holds byte `offset` (the
+/// first statement when the offset is unknown), at most 80 characters.
+fn statement_at(sql: &str, offset: i32) -> String {
+    let mut offset = usize::try_from(offset).unwrap_or(0).min(sql.len());
+    while !sql.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let start = sql[..offset].rfind(';').map_or(0, |i| i + 1);
+    let line = sql[start..]
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let mut short: String = line.chars().take(80).collect();
+    if short.len() < line.len() {
+        short.push('…');
+    }
+    short
 }
 
 impl ToSql for Val {

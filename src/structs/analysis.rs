@@ -129,6 +129,7 @@ pub fn run(
         line: options.line,
         units: parsed.units,
         warnings: parsed.warnings,
+        missing_split_units: parsed.missing_split_units,
         lock_sites: lock_stats,
         structs: selected_structs,
         hazards: found,

@@ -125,13 +125,19 @@ impl<'a> Sections<'a> {
     }
 }
 
-/// The most a compressed debug section may claim to expand: DEFLATE cannot
-/// expand more than 1032 times (RFC 1951's longest match from one code), and
-/// a real DWARF section compresses 3-10 times under zlib or zstd, so a header
-/// claiming more is corrupt or hostile, and is refused before any allocation.
+/// The most a zlib-compressed debug section may claim to expand: DEFLATE
+/// cannot expand more than 1032 times (RFC 1951's longest match from one
+/// code), so a zlib header claiming more cannot be true and is refused
+/// before any allocation. zstd has no such bound (a run of one byte
+/// compresses without limit): a well-compressed zstd section of 2,000x is
+/// real, and only [`MAX_SECTION`] applies to it.
 pub const MAX_EXPANSION: u64 = 1032;
 /// Slack for tiny sections, whose stream headers outweigh their data.
 const EXPANSION_SLACK: u64 = 64 * 1024;
+/// The largest decompressed debug section read, whatever its compression:
+/// 4 GiB, beyond any single `.debug_*` section we have met; a claim past it
+/// is refused before any allocation.
+pub const MAX_SECTION: u64 = 4 << 30;
 
 /// A section's bytes, decompressed when it is compressed (SHF_COMPRESSED or
 /// `.zdebug`), with the size its compression header claims checked first:
@@ -139,18 +145,26 @@ const EXPANSION_SLACK: u64 = 64 * 1024;
 /// 16 GB of memory before failing.
 pub fn uncompressed<'a>(section: &object::Section<'a, '_>) -> Result<Cow<'a, [u8]>, String> {
     let compressed = section.compressed_data().map_err(|e| e.to_string())?;
-    if compressed.format != object::CompressionFormat::None {
+    let claimed = compressed.uncompressed_size;
+    if compressed.format == object::CompressionFormat::Zlib {
         let limit = (compressed.data.len() as u64)
             .saturating_mul(MAX_EXPANSION)
             .saturating_add(EXPANSION_SLACK);
-        if compressed.uncompressed_size > limit {
+        if claimed > limit {
             return Err(format!(
-                "its compression header claims {} bytes from {} compressed bytes, more than \
-                 {MAX_EXPANSION} times as many (a corrupt or hostile header)",
-                compressed.uncompressed_size,
+                "its compression header claims {claimed} bytes from {} compressed bytes, more \
+                 than the {MAX_EXPANSION} times as many that zlib can expand to (a corrupt or \
+                 hostile header)",
                 compressed.data.len()
             ));
         }
+    }
+    if compressed.format != object::CompressionFormat::None && claimed > MAX_SECTION {
+        return Err(format!(
+            "its compression header claims {claimed} bytes, more than the {} GiB ghostbench \
+             reads of one section (a corrupt or hostile header, or a section too large to read)",
+            MAX_SECTION >> 30
+        ));
     }
     let claimed = compressed.uncompressed_size;
     let bytes = compressed.decompress().map_err(|e| e.to_string())?;

@@ -86,6 +86,11 @@ pub struct StructsReport {
     /// Notes about input that was read partially (a missing .dwo, for example).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The `.dwo` files of split units that were found nowhere: their types
+    /// are not in this report, so it cannot say there are no hazards (the
+    /// CLI exits NO_DEBUG_INFO).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_split_units: Vec<String>,
     /// Lock sites found by decoding the code, and how they mapped to members.
     pub lock_sites: types::LockStats,
     pub structs: Vec<StructLayout>,

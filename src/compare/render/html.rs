@@ -33,6 +33,7 @@ pub fn compares(reports: &[CompareReport]) -> String {
 /// The body of the `compare` page: the terminal report's sections in its
 /// order, each metric's with its pictures.
 fn compare_body(report: &CompareReport) -> String {
+    let report = &*prose::shown(report);
     let [a, b] = [&report.commands[0], &report.commands[1]];
     let mut body = String::new();
     if let Some(imported) = &report.analyze {

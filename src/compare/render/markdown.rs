@@ -9,11 +9,12 @@ use super::cells::compare_cells;
 use super::hint;
 use super::prose::{self, label};
 use crate::compare::{CompareReport, State};
-use crate::report::escape::markdown_cell as escape;
+use crate::report::escape::{markdown as escape, markdown_code as code};
 use crate::report::status;
 use std::fmt::Write;
 
 pub fn render(report: &CompareReport) -> String {
+    let report = &*prose::shown(report);
     let mut out = String::new();
     let [a, b] = prose::names(report);
     let verb = if report.analyze.is_some() {
@@ -21,8 +22,8 @@ pub fn render(report: &CompareReport) -> String {
     } else {
         "compare"
     };
-    let _ = writeln!(out, "### ghostbench {verb}: `{a}` vs `{b}`\n");
-    let _ = writeln!(out, "{}\n", escape(&prose::commands(report)));
+    let _ = writeln!(out, "### ghostbench {verb}: {} vs {}\n", code(a), code(b));
+    let _ = writeln!(out, "{}\n", commands(report));
     out.push_str(&status::markdown(
         &report.status,
         report.status.state == State::Interrupted,
@@ -56,6 +57,17 @@ pub fn render(report: &CompareReport) -> String {
     out.push_str(&summaries(report));
     out.push_str(&footer(report));
     out
+}
+
+/// "A = fast `cmd`, B = …": every name escaped, every command a code span
+/// that nothing in it can close.
+fn commands(report: &CompareReport) -> String {
+    let side = |letter: &str, i: usize| match prose::command_parts(letter, &report.commands[i]) {
+        (Some(name), Some(text)) => format!("{} {}", escape(name), code(text)),
+        (None, Some(text)) => code(text),
+        (name, None) => escape(name.unwrap_or(letter)),
+    };
+    format!("A = {}, B = {}", side("A", 0), side("B", 1))
 }
 
 /// Each metric's per-side summaries, folded away under one `<details>`.

@@ -5,11 +5,13 @@
 
 use super::notes::{baseline, non_positive, ratio_legend, unapplied};
 use crate::compare::{CompareReport, Limit, MetricReport, Note, Progress, State};
+use crate::report::escape::visible;
 use crate::report::units::{ratio, significant, trimmed, value};
 use crate::run::command::CommandSpec;
 use crate::run::metric::Unit;
 use crate::stats::descriptive::Summary;
 use crate::stats::verdict::Verdict;
+use std::borrow::Cow;
 
 /// The labels of a report's sections, as every format prints them.
 pub mod label {
@@ -28,6 +30,32 @@ pub mod label {
     pub const SUMMARY: [&str; 6] = ["median", "mean", "CV", "MAD", "range", "outliers"];
     pub const COUNTERS: &str = "counter";
     pub const SIMULATION: &str = "cachegrind";
+}
+
+/// The report as the human formats show it: every command's name and text
+/// and every metric's name on one line with its hidden characters visible
+/// (`escape::visible`), so a name from a CSV or a `--name` cannot break a
+/// line, forge a verdict line, or drive the terminal. `--json` keeps them as
+/// given.
+pub fn shown(report: &CompareReport) -> Cow<'_, CompareReport> {
+    let hidden = |s: &str| matches!(visible(s), Cow::Owned(_));
+    if !report
+        .commands
+        .iter()
+        .any(|c| hidden(&c.name) || hidden(&c.text))
+        && !report.metrics.iter().any(|m| hidden(&m.name))
+    {
+        return Cow::Borrowed(report);
+    }
+    let mut report = report.clone();
+    for c in &mut report.commands {
+        c.name = visible(&c.name).into_owned();
+        c.text = visible(&c.text).into_owned();
+    }
+    for m in &mut report.metrics {
+        m.name = visible(&m.name).into_owned();
+    }
+    Cow::Owned(report)
 }
 
 /// The two commands' names, A's first.
@@ -314,11 +342,13 @@ pub fn note(note: &Note) -> String {
 
 /// Every note in words, in the report's order.
 pub fn notes(report: &CompareReport) -> Vec<String> {
+    // A note quotes names and causes read from the input: one line each.
     report
         .notes
         .iter()
         .map(note)
         .chain(ratio_legend(report))
+        .map(|n| visible(&n).into_owned())
         .collect()
 }
 
@@ -449,7 +479,11 @@ pub fn footer_items(report: &CompareReport) -> Vec<String> {
             .into_iter()
             .map(|w| format!("{} {w}", label::WARNING)),
     );
+    // The environment's words quote its CPU model: one line each.
     items
+        .into_iter()
+        .map(|i| visible(&i).into_owned())
+        .collect()
 }
 
 #[cfg(test)]

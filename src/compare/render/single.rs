@@ -2,7 +2,7 @@
 //! stored, in the terminal, Markdown and HTML.
 
 use crate::compare::single::Single;
-use crate::report::escape::{html as escape, markdown_cell};
+use crate::report::escape::{html as escape, markdown as md};
 use crate::report::table::Table;
 use crate::report::units::value;
 use crate::run::metric::Unit;
@@ -70,14 +70,14 @@ pub fn terminal(single: &Single, name: &str) -> String {
 
 /// `--markdown`.
 pub fn markdown(single: &Single, name: &str) -> String {
-    let mut out = format!("### {}\n\n", markdown_cell(&headline(single, name)));
+    let mut out = format!("### {}\n\n", md(&headline(single, name)));
     out += &format!(
         "| {} |\n|{}\n",
         HEADER.join(" | "),
         "---|".repeat(HEADER.len())
     );
     for row in rows(single) {
-        let cells: Vec<String> = row.iter().map(|c| markdown_cell(c)).collect();
+        let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
         out += &format!("| {} |\n", cells.join(" | "));
     }
     out

@@ -24,6 +24,7 @@ pub fn render(report: &CompareReport, color: bool) -> String {
 /// The report; `verbose` adds the descriptive statistics (bootstrap CI,
 /// Hodges–Lehmann shift, Cliff's delta, Welch and Mann–Whitney).
 pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> String {
+    let report = &*prose::shown(report);
     let mut out = String::new();
     let verb = match &report.analyze {
         Some(imported) => format!("analyze {}", crate::report::units::imported(imported)),

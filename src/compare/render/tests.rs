@@ -69,7 +69,7 @@ pub(crate) fn formats_agree(report: &CompareReport) -> Vec<&'static str> {
         }
         found.push(label);
         assert!(
-            md.contains(&escape::markdown_cell(label)),
+            md.contains(&escape::markdown(label)),
             "{label:?} is in the terminal report but not in the Markdown:\n{md}"
         );
         assert!(
@@ -107,7 +107,7 @@ pub(crate) fn formats_agree(report: &CompareReport) -> Vec<&'static str> {
             "{w:?} not in the terminal:\n{text}"
         );
         assert!(
-            md.contains(&escape::markdown_cell(w)),
+            md.contains(&escape::markdown(w)),
             "{w:?} not in the Markdown:\n{md}"
         );
         assert!(

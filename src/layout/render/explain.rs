@@ -240,13 +240,13 @@ pub fn render_explain(explain: &Explain, baseline: &str) -> String {
 
 /// `--explain` for Markdown.
 pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
-    let escape = escape::markdown_cell;
+    let escape = escape::markdown;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "#### {} of the default layouts against `{}`\n\n{}; {}.\n",
+        "#### {} of the default layouts against {}\n\n{}; {}.\n",
         label::EXPLAIN,
-        escape(baseline),
+        escape::markdown_code(baseline),
         escape(&ranking_line(explain, baseline)),
         escape(&uarch_line(explain))
     );
@@ -254,8 +254,8 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
         if let Some(error) = &b.error {
             let _ = writeln!(
                 out,
-                "- `{}`: not compared: {}",
-                escape(&b.build),
+                "- {}: not compared: {}",
+                escape::markdown_code(&b.build),
                 escape(error)
             );
             continue;
@@ -275,9 +275,9 @@ pub fn markdown_explain(explain: &Explain, baseline: &str) -> String {
         let _ = writeln!(out, "\n| {} |", COLUMNS.join(" | "));
         let _ = writeln!(out, "|---|---:|---|---|---|---:|---|");
         for m in &b.functions {
-            let mut row = cells(m);
-            row[0] = format!("`{}`", row[0].replace('`', "'"));
-            let row: Vec<String> = row.iter().map(|c| escape(c)).collect();
+            let cells = cells(m);
+            let mut row: Vec<String> = cells.iter().map(|c| escape(c)).collect();
+            row[0] = escape::markdown_code(&cells[0]);
             let _ = writeln!(out, "| {} |", row.join(" | "));
         }
         let _ = writeln!(out);

@@ -16,6 +16,7 @@ use std::fmt::Write;
 /// ratio at the default layout and across layouts against the margin, and
 /// the spread of the per-layout estimates.
 pub fn layout(report: &LayoutReport) -> String {
+    let report = &*prose::shown(report);
     let mut body = format!("<p>{}", escape(&prose::headline(report)));
     if let Some(files) = &report.analyze {
         let _ = write!(

@@ -8,10 +8,44 @@ use super::{findings, label};
 use crate::layout::builds::BuildResult;
 use crate::layout::variants::SourceStatus;
 use crate::layout::{AutoOutcome, Comparison, LayoutReport, MatrixRow, Note, Undecided};
+use crate::report::escape::visible;
 use crate::report::units::{imported, ratio, trimmed, value};
 use crate::run::metric::Unit;
 use crate::stats::verdict::Verdict;
+use std::borrow::Cow;
 use std::fmt::Write;
+
+/// The report as the human formats show it: every build's name and
+/// template, the run template and the matrix's build and metric names on one
+/// line with their hidden characters visible (`escape::visible`), so a name
+/// from a CSV, a shard file or a `--build` cannot break a line, forge a
+/// verdict, or drive the terminal. `--json` keeps them as given.
+pub fn shown(report: &LayoutReport) -> Cow<'_, LayoutReport> {
+    let hidden = |s: &str| matches!(visible(s), Cow::Owned(_));
+    if !report
+        .builds
+        .iter()
+        .any(|b| hidden(&b.name) || hidden(&b.template))
+        && !hidden(&report.settings.run_template)
+        && !report
+            .matrix
+            .iter()
+            .any(|r| hidden(&r.build) || hidden(&r.metric))
+    {
+        return Cow::Borrowed(report);
+    }
+    let mut report = report.clone();
+    for b in &mut report.builds {
+        b.name = visible(&b.name).into_owned();
+        b.template = visible(&b.template).into_owned();
+    }
+    report.settings.run_template = visible(&report.settings.run_template).into_owned();
+    for r in &mut report.matrix {
+        r.build = visible(&r.build).into_owned();
+        r.metric = visible(&r.metric).into_owned();
+    }
+    Cow::Owned(report)
+}
 
 /// "2 builds × 8 layouts × 5 rounds; baseline A".
 pub fn headline(report: &LayoutReport) -> String {
@@ -287,7 +321,7 @@ pub fn machine_effects(models: &[crate::layout::MachineEffect]) -> String {
             format!(
                 "{} on {} ({})",
                 m.verdict,
-                m.cpu_model,
+                visible(&m.cpu_model),
                 signed_percent(m.estimate - 1.0)
             )
         })
@@ -314,7 +348,12 @@ pub fn notes(report: &LayoutReport) -> Vec<String> {
     }
     lines.extend(report.notes.iter().map(note));
     lines.extend(no_default_interval_lines(report));
+    // Shard lines quote hosts, CPU models and causes from shard files: one
+    // line each, whatever they hold.
     lines
+        .into_iter()
+        .map(|l| visible(&l).into_owned())
+        .collect()
 }
 
 /// One line per cause of a default layout without an interval, naming the
@@ -374,7 +413,7 @@ pub fn shard_lines(merged: &crate::layout::merged::Merged) -> Vec<String> {
             .map(|m| {
                 format!(
                     "{} {} [{}, {}] {} ({} variants)",
-                    m.cpu_model,
+                    visible(&m.cpu_model),
                     ratio(m.estimate),
                     ratio(m.low),
                     ratio(m.high),

@@ -7,7 +7,7 @@
 use super::explain::{markdown_explain, render_explain};
 use super::{label, prose, COLUMNS};
 use crate::layout::{LayoutReport, State};
-use crate::report::escape::markdown_cell as escape;
+use crate::report::escape::{markdown as escape, markdown_code as code, visible};
 use crate::report::status;
 use crate::report::style::verdict as paint;
 use crate::report::table::Table;
@@ -23,6 +23,7 @@ fn stop_kind(report: &LayoutReport) -> (bool, bool) {
 
 /// The terminal report; `color` paints the verdict words.
 pub fn render(report: &LayoutReport, color: bool) -> String {
+    let report = &*prose::shown(report);
     let mut out = String::new();
     let s = &report.settings;
     let _ = writeln!(
@@ -98,6 +99,7 @@ pub fn render(report: &LayoutReport, color: bool) -> String {
 /// The same report in Markdown, for a pull-request comment: the same
 /// sections and labels as the terminal, the matrix as a table.
 pub fn markdown(report: &LayoutReport) -> String {
+    let report = &*prose::shown(report);
     let mut out = String::new();
     let s = &report.settings;
     let _ = writeln!(
@@ -131,10 +133,10 @@ pub fn markdown(report: &LayoutReport) -> String {
             out,
             "> {}\n>\n> ```\n> $ {}",
             escape(&prose::build_failed(report, f)),
-            f.command.replace("```", "'''")
+            visible(&f.command).replace("```", "'''")
         );
         for line in prose::build_output(f) {
-            let _ = writeln!(out, "> | {}", line.replace("```", "'''"));
+            let _ = writeln!(out, "> | {}", visible(line).replace("```", "'''"));
         }
         let _ = writeln!(out, "> ```\n");
     }
@@ -185,14 +187,4 @@ pub fn markdown(report: &LayoutReport) -> String {
     }
     let _ = writeln!(out, "<sub>{footer}</sub>");
     out
-}
-
-/// Text as inline code on one line, whatever backticks it holds.
-fn code(text: &str) -> String {
-    let text = text.replace('\n', " ");
-    if text.contains('`') {
-        format!("`` {text} ``")
-    } else {
-        format!("`{text}`")
-    }
 }

@@ -340,7 +340,7 @@ fn alloc_table(d: &alloc::Alloc) -> Rendered {
 /// Markdown: the terminal text in a code block, for a pull-request comment.
 pub fn markdown(report: &ProbeReport) -> String {
     format!(
-        "## ghostbench probe\n\n```text\n{}```\n",
-        render(report, false)
+        "## ghostbench probe\n\n{}",
+        crate::report::escape::markdown_block(&render(report, false), "text")
     )
 }

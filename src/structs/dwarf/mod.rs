@@ -44,6 +44,8 @@ pub struct Parsed {
     pub uses: Vec<ArrayUse>,
     pub units: usize,
     pub warnings: Vec<String>,
+    /// The `.dwo` names of split units that were not found (their types are missing).
+    pub missing_split_units: Vec<String>,
     /// Lock sites mapped to record members (one site may map at several levels).
     pub lock_uses: Vec<LockUse>,
     pub lock_stats: LockStats,
@@ -99,6 +101,7 @@ pub(super) struct UnitResult {
     pub(super) structs: Vec<(u64, StructLayout)>,
     pub(super) uses: Vec<ArrayUse>,
     pub(super) warnings: Vec<String>,
+    pub(super) missing_split_units: Vec<String>,
     pub(super) locks: UnitLocks,
     pub(super) aliases: Vec<(String, String)>,
 }

@@ -101,6 +101,7 @@ fn read_unit<'a>(
                     .collect::<Vec<_>>()
                     .join(", ")
             )],
+            missing_split_units: vec![name],
             ..UnitResult::default()
         },
     })
@@ -119,6 +120,7 @@ fn merge(
         uses: Vec::new(),
         units,
         warnings: Vec::new(),
+        missing_split_units: Vec::new(),
         lock_uses: Vec::new(),
         lock_stats: LockStats::default(),
         aliases: Vec::new(),
@@ -141,6 +143,7 @@ fn merge(
             }
         }
         parsed.warnings.extend(r.warnings);
+        parsed.missing_split_units.extend(r.missing_split_units);
         for (site, outcome) in r.locks.outcomes {
             let slot = &mut outcomes[site];
             if slot.map_or(true, |old| rank(outcome) < rank(old)) {
