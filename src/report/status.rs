@@ -107,7 +107,8 @@ mod tests {
         );
         let md = markdown(&status, false, true);
         assert!(
-            md.starts_with("> **FAILED**: B seed 3: killed by signal 11 <SIGSEGV>\n"),
+            // A program's words are escaped for Markdown: no raw tag.
+            md.starts_with("> **FAILED**: B seed 3: killed by signal 11 &lt;SIGSEGV&gt;\n"),
             "{md}"
         );
         assert!(md.contains("> about to crash\n"), "{md}");
