@@ -424,7 +424,8 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
             "{label}"
         );
     }
-    // A missing .dwo is a warning, not a failure.
+    // A missing .dwo: what was read is reported, and the exit code says the
+    // debug info is incomplete (4), never "no hazards found" with 0.
     let split = &builds.iter().find(|b| b.0 == "split5").unwrap().1;
     for e in std::fs::read_dir(split.parent().unwrap()).unwrap() {
         let p = e.unwrap().path();
@@ -432,8 +433,20 @@ fn dwarf_versions_compression_split_dwarf_and_rust_agree() {
             std::fs::remove_file(p).unwrap();
         }
     }
-    let r = report(split, &[]);
-    assert!(r["warnings"][0].as_str().unwrap().contains("not found"));
+    let out = Command::cargo_bin("ghostbench")
+        .unwrap()
+        .arg("structs")
+        .arg(split)
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".dwo") && stderr.contains("missing"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not found"));
 
     if require_tool("rustc") {
         let bin = d.join("rust");

@@ -3,6 +3,9 @@
 //! notes, the legend under the matrix, a source, a failed build, the time.
 //! Every format (terminal, Markdown, HTML, JSON) takes its text from here,
 //! so they say the same thing; they differ only in markup.
+//!
+//! It runs over 600 lines because `note` is one match over every `Note` the
+//! experiment records, and the words for one kind of fact belong together.
 
 use super::{findings, label};
 use crate::layout::builds::BuildResult;
