@@ -259,7 +259,8 @@ pub fn look_loop(
             (None, 0) => NextLook::Layouts(options.layouts),
             (None, _) => next_look(options, report),
         };
-        let (pairs, schedule, added) = match step {
+        // Which of `all_pairs` this look runs: a new batch, or all of them.
+        let (first_pair, schedule, added) = match step {
             NextLook::Layouts(size) => {
                 let batch: Vec<Variant> = match &options.planned {
                     Some(planned) => planned.variants.clone(),
@@ -295,14 +296,15 @@ pub fn look_loop(
                         return Ok(());
                     }
                 }
-                all_pairs.extend(built.pairs.iter().cloned());
+                let first_pair = all_pairs.len();
+                all_pairs.extend(built.pairs);
                 rounds_so_far = rounds_so_far.max(options.warmup + options.rounds);
                 let schedule = RoundSchedule {
                     warmup: options.warmup,
                     measured: options.rounds,
                     first: 0,
                 };
-                (built.pairs, schedule, Added::Layouts { layouts })
+                (first_pair, schedule, Added::Layouts { layouts })
             }
             NextLook::Rounds(rounds) => {
                 // The layouts have run before: no warm-up, and round numbers
@@ -313,12 +315,13 @@ pub fn look_loop(
                     first: rounds_so_far,
                 };
                 rounds_so_far += rounds;
-                (all_pairs.clone(), schedule, Added::Rounds { rounds })
+                (0, schedule, Added::Rounds { rounds })
             }
             NextLook::Stop => break,
         };
 
         // Run it.
+        let pairs = &all_pairs[first_pair..];
         let run_started = Instant::now();
         let budget = options
             .max_time
@@ -326,7 +329,7 @@ pub fn look_loop(
         let outcome = run_rounds(
             executor,
             &mut rng,
-            &pairs,
+            pairs,
             schedule,
             budget,
             (&mut report.runs, &mut report.load.samples),
