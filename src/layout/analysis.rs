@@ -205,6 +205,11 @@ pub fn diagnose(
     let room = (centre.abs() - edge).abs();
     // The share of the per-layout ratios' variance that run noise makes.
     let (share, runs_per_cell) = run_noise_share(options, a, b, c.log_ratio_sd);
+    // The most layouts the hint may suggest; rounds get the same number of
+    // runs, so neither remedy wins for its cap alone (when run noise is all
+    // of the spread, a round and a layout shrink the interval alike, and
+    // the round costs no build).
+    let budget = options.max_layouts.unwrap_or(64).max(64) * 4;
     if share > 0.5 && room > 0.0 {
         // Run noise shrinks with rounds; the layout part does not.
         let per_cell = share * c.log_ratio_sd.powi(2);
@@ -216,7 +221,8 @@ pub fn diagnose(
             // --rounds after `--layouts auto` added rounds).
             let now = runs_per_cell.max(options.rounds as f64);
             let rounds = (now * factor).ceil();
-            if rounds.is_finite() && rounds <= (options.rounds * 8).max(16) as f64 {
+            let cap = (budget as f64 * now / c.variants.max(1) as f64).max(16.0);
+            if rounds.is_finite() && rounds <= cap {
                 return Undecided::RunNoise {
                     share,
                     rounds: (rounds as usize).max(now.round() as usize + 1),
@@ -230,7 +236,6 @@ pub fn diagnose(
     } else {
         f64::INFINITY
     };
-    let budget = options.max_layouts.unwrap_or(64).max(64) * 4;
     if needed.is_finite() && needed <= budget as f64 {
         return Undecided::LayoutSpread {
             layouts: (needed as usize).max(c.variants + 1),

@@ -3,9 +3,13 @@
 //! Each look after the first either builds more layouts (doubling, up to
 //! `--max-layouts`) or runs more rounds on the layouts it has. Rounds shrink
 //! only the run noise within layouts; layouts shrink only the spread between
-//! them. So a look adds rounds when run noise made most of the spread of
-//! every comparison still undecided (`Undecided::RunNoise`, which also says
-//! how many rounds a cell would likely need), and layouts otherwise. The
+//! them. So a look adds rounds when every comparison still undecided is
+//! undecided because of its runs: run noise made most of the spread
+//! (`Undecided::RunNoise`, which also says how many rounds a cell would
+//! likely need), or a tenth or more of the runs were wild
+//! (`Undecided::RunOutliers`: a busy machine; the cell's estimate needs
+//! more runs to find its undisturbed ones, so the runs a cell has are
+//! doubled). Layouts otherwise. The
 //! number of looks, and so α's split over them, is fixed before the first
 //! run; what each look adds does not change the union bound.
 
@@ -37,6 +41,11 @@ pub fn next_look(options: &LayoutOptions, report: &LayoutReport) -> NextLook {
         }
         match comparison.undecided {
             Some(Undecided::RunNoise { rounds, .. }) => {
+                wanted = Some(wanted.map_or(rounds, |w| w.max(rounds)));
+            }
+            // Wild runs: double the runs a cell has.
+            Some(Undecided::RunOutliers { .. }) => {
+                let rounds = (2.0 * measured_rounds_per_cell(report)).ceil() as usize;
                 wanted = Some(wanted.map_or(rounds, |w| w.max(rounds)));
             }
             // One comparison that more rounds would not decide: layouts.

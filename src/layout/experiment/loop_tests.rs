@@ -1,7 +1,7 @@
 //! The look loop on a scripted executor and scripted builds: no compiler
 //! or process runs and no time passes, so every outcome is exact.
 use super::*;
-use crate::layout::BuildSpec;
+use crate::layout::{BuildSpec, Estimator, Undecided};
 use crate::run::executor::{mock_command, MockExecutor, Step};
 use crate::run::RunError;
 
@@ -165,6 +165,77 @@ fn auto_adds_rounds_when_run_noise_makes_the_spread_and_says_so() {
             .filter(|a| matches!(a, Added::Rounds { .. }))
             .count()
     );
+}
+
+/// No layout effect; runs spread ±0.1%, and 45% of them (by a scramble of
+/// the call number) 5–49% slower, as a busy machine makes them: with the
+/// min estimator, a cell whose few runs were all slowed makes the spread
+/// between layouts, and more runs a cell remove it.
+fn busy_runs(call: usize, _name: &str) -> Step {
+    let scramble = call.wrapping_mul(2_654_435_761);
+    let u = (scramble % 1000) as f64 / 1000.0;
+    let w = (scramble / 1000) % 100;
+    let slow = if w < 45 { 1.05 + 0.01 * w as f64 } else { 1.0 };
+    Step::Wall(0.010 * (0.002 * (u - 0.5)).exp() * slow)
+}
+
+#[test]
+fn auto_adds_rounds_when_a_busy_machine_slows_runs_one_way() {
+    let options = LayoutOptions {
+        estimator: Estimator::Min,
+        ..options()
+    };
+    let mut mock = MockExecutor::new(busy_runs);
+    let report = experiment(&options, &mut mock, &[]);
+    let first = report.looks.first().expect("a look");
+    assert_eq!(first.layouts, 8);
+    let added: Vec<Added> = report.looks.iter().map(|l| l.added).collect();
+    // The first look is undecided for its run noise (the 1/n model asks
+    // for more rounds than the old cap of 8 × --rounds allowed, and as many
+    // runs as the layouts it would otherwise build), so the next look adds
+    // rounds on the 8 layouts instead of building 8 more.
+    assert!(report.looks.len() > 1, "{added:?}");
+    assert!(matches!(added[1], Added::Rounds { .. }), "{added:?}");
+    assert_eq!(report.looks[1].layouts, 8);
+    let c = report.matrix[1].comparison.as_ref().unwrap();
+    assert_eq!(c.verdict, Verdict::Same, "{c:?} {added:?}");
+}
+
+#[test]
+fn a_look_after_wild_runs_doubles_the_runs_a_cell_has() {
+    let options = LayoutOptions {
+        max_layouts: None,
+        ..options()
+    };
+    let mut mock = MockExecutor::new(runs);
+    let mut report = experiment(&options, &mut mock, &[]);
+    let c = report.matrix[1].comparison.as_mut().unwrap();
+    c.verdict = Verdict::Unknown;
+    c.undecided = Some(Undecided::RunOutliers {
+        runs: 10,
+        of: 48,
+        worst: 0.4,
+        variants: vec![1, 2],
+    });
+    // 3 runs a cell now: 3 more make 6.
+    assert_eq!(
+        budget::next_look(&options, &report),
+        budget::NextLook::Rounds(3)
+    );
+    // Run noise elsewhere asking for more rounds: the larger wins.
+    report.matrix[0].comparison = report.matrix[1].comparison.clone();
+    report.matrix[0].comparison.as_mut().unwrap().undecided = Some(Undecided::RunNoise {
+        share: 0.9,
+        rounds: 8,
+    });
+    assert_eq!(
+        budget::next_look(&options, &report),
+        budget::NextLook::Rounds(5)
+    );
+    // One comparison that only layouts would decide: layouts.
+    report.matrix[0].comparison.as_mut().unwrap().undecided =
+        Some(Undecided::LayoutSpread { layouts: 40 });
+    assert_eq!(budget::next_look(&options, &report), budget::NextLook::Stop);
 }
 
 #[test]
