@@ -9,7 +9,9 @@
 //! likely need), or a tenth or more of the runs were wild
 //! (`Undecided::RunOutliers`: a busy machine; the cell's estimate needs
 //! more runs to find its undisturbed ones, so the runs a cell has are
-//! doubled). Layouts otherwise. The
+//! doubled). A comparison too close to the margin for any budget
+//! (`Undecided::NearMargin`) does not choose; when every undecided one is,
+//! the look adds layouts. Layouts otherwise. The
 //! number of looks, and so α's split over them, is fixed before the first
 //! run; what each look adds does not change the union bound.
 
@@ -48,6 +50,8 @@ pub fn next_look(options: &LayoutOptions, report: &LayoutReport) -> NextLook {
                 let rounds = (2.0 * measured_rounds_per_cell(report)).ceil() as usize;
                 wanted = Some(wanted.map_or(rounds, |w| w.max(rounds)));
             }
+            // Too close to the margin for either remedy: it does not choose.
+            Some(Undecided::NearMargin { .. }) => {}
             // One comparison that more rounds would not decide: layouts.
             _ => {
                 wanted = None;

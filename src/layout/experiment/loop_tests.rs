@@ -232,6 +232,15 @@ fn a_look_after_wild_runs_doubles_the_runs_a_cell_has() {
         budget::next_look(&options, &report),
         budget::NextLook::Rounds(5)
     );
+    // One too close to the margin for any budget does not choose.
+    report.matrix[0].comparison.as_mut().unwrap().undecided = Some(Undecided::NearMargin {
+        margin_for_same: 0.02,
+        margin_for_effect: None,
+    });
+    assert_eq!(
+        budget::next_look(&options, &report),
+        budget::NextLook::Rounds(3)
+    );
     // One comparison that only layouts would decide: layouts.
     report.matrix[0].comparison.as_mut().unwrap().undecided =
         Some(Undecided::LayoutSpread { layouts: 40 });
