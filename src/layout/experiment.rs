@@ -320,8 +320,16 @@ pub fn look_loop(
             NextLook::Stop => break,
         };
 
-        // Run it.
-        let pairs = &all_pairs[first_pair..];
+        // Run it: a rounds look runs only the builds it needs (the baseline
+        // and every build with a comparison still undecided).
+        let needed = match added {
+            Added::Rounds { .. } => builds_undecided(options, report),
+            Added::Layouts { .. } => vec![true; options.builds.len()],
+        };
+        let pairs: Vec<&(usize, u64, Prepared)> = all_pairs[first_pair..]
+            .iter()
+            .filter(|(b, _, _)| needed.get(*b).copied().unwrap_or(true))
+            .collect();
         let run_started = Instant::now();
         let budget = options
             .max_time
@@ -329,7 +337,7 @@ pub fn look_loop(
         let outcome = run_rounds(
             executor,
             &mut rng,
-            pairs,
+            &pairs,
             schedule,
             budget,
             (&mut report.runs, &mut report.load.samples),
@@ -344,7 +352,7 @@ pub fn look_loop(
                 max_time_s,
                 rounds_done,
                 rounds: schedule.measured,
-                layouts: pairs.len() / options.builds.len(),
+                layouts: pairs.len() / needed.iter().filter(|n| **n).count().max(1),
             });
         }
 
@@ -393,6 +401,22 @@ pub fn look_loop(
         }
     }
     Ok(())
+}
+
+/// Which builds a rounds look runs: the baseline, and each build with a
+/// comparison still UNKNOWN (a decided build's cells keep their runs).
+fn builds_undecided(options: &LayoutOptions, report: &LayoutReport) -> Vec<bool> {
+    let mut needed: Vec<bool> = (0..options.builds.len()).map(|b| b == 0).collect();
+    for row in &report.matrix {
+        let undecided = row
+            .comparison
+            .as_ref()
+            .is_some_and(|c| c.verdict == Verdict::Unknown);
+        if let Some(b) = options.builds.iter().position(|s| s.name == row.build) {
+            needed[b] |= undecided;
+        }
+    }
+    needed
 }
 
 /// metrics get that far), as notes.

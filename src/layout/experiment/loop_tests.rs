@@ -20,10 +20,15 @@ fn options() -> LayoutOptions {
 
 /// Scripted builds: every variant builds, except `failing` seeds of B.
 fn builds(failing: &'static [u64]) -> Box<BuildFn<'static>> {
+    builds_of(&["A", "B"], failing)
+}
+
+/// Scripted builds of these names (the first is the baseline).
+fn builds_of(names: &'static [&'static str], failing: &'static [u64]) -> Box<BuildFn<'static>> {
     Box::new(move |batch: &[Variant], _: &mut dyn FnMut(&Progress)| {
         let mut results = Vec::new();
         let mut pairs = Vec::new();
-        for (b, name) in ["A", "B"].iter().enumerate() {
+        for (b, name) in names.iter().enumerate() {
             for v in batch {
                 let ok = !(b == 1 && failing.contains(&v.seed));
                 results.push(BuildResult {
@@ -43,7 +48,7 @@ fn builds(failing: &'static [u64]) -> Box<BuildFn<'static>> {
             .map(|v| v.seed)
             .filter(|s| !failing.contains(s))
             .collect();
-        for (b, name) in ["A", "B"].iter().enumerate() {
+        for (b, name) in names.iter().enumerate() {
             for &seed in &seeds {
                 pairs.push((b, seed, mock_command(&format!("{name} seed {seed}"))));
             }
@@ -245,6 +250,58 @@ fn a_look_after_wild_runs_doubles_the_runs_a_cell_has() {
     report.matrix[0].comparison.as_mut().unwrap().undecided =
         Some(Undecided::LayoutSpread { layouts: 40 });
     assert_eq!(budget::next_look(&options, &report), budget::NextLook::Stop);
+}
+
+#[test]
+fn a_rounds_look_runs_only_the_builds_still_undecided() {
+    // B is 20% slower, plain to see; C is A again under ±1.5% run noise.
+    let spec = |name: &str| BuildSpec {
+        name: name.into(),
+        template: String::new(),
+    };
+    let options = LayoutOptions {
+        builds: vec![spec("A"), spec("B"), spec("C")],
+        ..options()
+    };
+    let mut mock = MockExecutor::new(|call, name| {
+        let Step::Wall(noisy) = noisy_runs(call, name) else {
+            unreachable!()
+        };
+        match name.chars().next() {
+            Some('B') => Step::Wall(0.012),
+            Some('C') => Step::Wall(noisy),
+            _ => Step::Wall(0.010),
+        }
+    });
+    let mut report = fresh::new_report(&options, Path::new("/mock"), Vec::new());
+    look_loop(
+        &options,
+        &mut mock,
+        (true, false, false),
+        &mut *builds_of(&["A", "B", "C"], &[]),
+        &mut report,
+        &mut |_| {},
+    )
+    .unwrap();
+    let added: Vec<Added> = report.looks.iter().map(|l| l.added).collect();
+    let Some(Added::Rounds { rounds }) = added.get(1).copied() else {
+        panic!("the second look should add rounds: {added:?}");
+    };
+    let first_look = 3 * 8 * 3;
+    let later: Vec<usize> = report.runs[first_look..].iter().map(|r| r.build).collect();
+    assert!(!later.contains(&1), "B was decided, yet ran again");
+    assert_eq!(
+        later.iter().filter(|b| **b == 2).count() >= 8 * rounds,
+        true
+    );
+    assert!(later.contains(&0));
+    let verdicts: Vec<Verdict> = report
+        .matrix
+        .iter()
+        .filter_map(|r| r.comparison.as_ref().map(|c| c.verdict))
+        .collect();
+    // B's verdict stands on the runs of the first look.
+    assert_eq!(verdicts[0], Verdict::Slower, "{added:?}");
 }
 
 #[test]

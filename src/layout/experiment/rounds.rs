@@ -34,7 +34,7 @@ pub struct RoundSchedule {
 pub fn run_rounds(
     runner: &mut dyn Executor,
     rng: &mut ChaCha8Rng,
-    pairs: &[(usize, u64, Prepared)],
+    pairs: &[&(usize, u64, Prepared)],
     schedule: RoundSchedule,
     budget: Option<Duration>,
     (runs, load_samples): (&mut Vec<LayoutRun>, &mut Vec<f64>),
@@ -54,7 +54,7 @@ pub fn run_rounds(
         let mut order: Vec<usize> = (0..pairs.len()).collect();
         order.shuffle(rng);
         for i in order {
-            let (b, seed, prepared) = &pairs[i];
+            let (b, seed, prepared) = pairs[i];
             let result = runner
                 .run(prepared, *b, first + round, warmup)
                 .and_then(|record| {
