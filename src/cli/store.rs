@@ -4,6 +4,7 @@
 //! warning, never a failed experiment.
 
 use super::exit::{usage, UsageError};
+use super::output::errln;
 use super::output::ReportFiles;
 use crate::run::capture::Keep;
 use crate::run::launch::{self, Launch};
@@ -153,14 +154,14 @@ pub fn save(store: &StoreArgs, record: &Record, baseline: Option<Naming>) -> Opt
         Ok(id) => {
             match baseline {
                 Some((name, _, _)) => {
-                    eprintln!("stored result #{id} in {location}, as baseline {name:?}")
+                    errln!("stored result #{id} in {location}, as baseline {name:?}")
                 }
-                None => eprintln!("stored result #{id} in {location}"),
+                None => errln!("stored result #{id} in {location}"),
             }
             Some(id)
         }
         Err(error) => {
-            eprintln!("warning: result not stored in {location}: {error}");
+            errln!("warning: result not stored in {location}: {error}");
             None
         }
     }
@@ -210,7 +211,7 @@ impl FailOnArgs {
         if code != super::exit::OK || hits.is_empty() {
             return code;
         }
-        eprintln!(
+        errln!(
             "--fail-on {}: {}",
             list.join(",").to_lowercase(),
             hits.join("; ")
@@ -225,7 +226,7 @@ impl FailOnArgs {
     pub fn not_applied(&self, code: i32, verdicts: &[Verdict]) -> i32 {
         let (list, hits) = self.hits(verdicts);
         if !hits.is_empty() {
-            eprintln!(
+            errln!(
                 "--fail-on {}: not applied to stored runs from another session (not interleaved, so drift could have made it): {}",
                 list.join(",").to_lowercase(),
                 hits.join("; ")
