@@ -424,3 +424,40 @@ fn an_import_that_stores_nothing_leaves_the_store_path_as_it_was() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!d.join("new.db").exists());
 }
+
+#[test]
+fn a_planted_ghostbench_link_gets_no_baseline_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let elsewhere = d.join("elsewhere");
+    let cwd = d.join("cwd");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::create_dir(&cwd).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, cwd.join(".ghostbench")).unwrap();
+    let out = run(
+        &cwd,
+        &[
+            "compare",
+            "--save-baseline",
+            "base",
+            "true",
+            "--max-runs",
+            "3",
+            "--min-runs",
+            "2",
+            "--warmup",
+            "0",
+            "--quiet",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(".ghostbench is a symbolic link"),
+        "the link is named: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "written through the link: {stderr}"
+    );
+}
