@@ -569,7 +569,7 @@ fn outputs(world: &World, rng: &mut ChaCha8Rng, call: &mut Call, formats: &[&str
 fn number(rng: &mut ChaCha8Rng) -> &'static str {
     // Half of them plausible, so the verb gets past its argument checks
     // and the hostile paths and names are exercised too.
-    if rng.random_bool(0.5) {
+    if rng.random_bool(0.7) {
         pick(rng, &["1", "2", "3", "4", "5", "8"])
     } else {
         pick(rng, NUMBERS)
@@ -616,6 +616,62 @@ fn t(rng: &mut ChaCha8Rng) -> String {
     text(rng)
 }
 
+/// A value of one of `valid`, or (a quarter of the time) any text.
+fn one_of(rng: &mut ChaCha8Rng, valid: &[&str]) -> String {
+    if rng.random_bool(0.75) {
+        pick(rng, valid).to_string()
+    } else {
+        text(rng)
+    }
+}
+fn order(rng: &mut ChaCha8Rng) -> String {
+    one_of(rng, &["abba", "random"])
+}
+fn fail_on(rng: &mut ChaCha8Rng) -> String {
+    one_of(
+        rng,
+        &["slower", "faster,same", "unknown", "fragile,artifact"],
+    )
+}
+fn metric(rng: &mut ChaCha8Rng) -> String {
+    one_of(
+        rng,
+        &[
+            "wall",
+            "user",
+            "sys",
+            "rss",
+            "regex:(?P<n>[0-9]+)",
+            "json:/x",
+        ],
+    )
+}
+fn sources(rng: &mut ChaCha8Rng) -> String {
+    one_of(rng, &["align", "shift,env", "align,shift,shuffle,env"])
+}
+fn estimator(rng: &mut ChaCha8Rng) -> String {
+    one_of(rng, &["median", "min"])
+}
+fn uarch(rng: &mut ChaCha8Rng) -> String {
+    one_of(
+        rng,
+        &["skylake", "icelake", "zen", "generic", "skylake,zen"],
+    )
+}
+
+/// `--higher-is-better`, which takes its names after `=` only.
+fn higher_is_better(rng: &mut ChaCha8Rng, call: &mut Call) {
+    match rng.random_range(0..8) {
+        0 => {
+            call.arg("--higher-is-better");
+        }
+        1 => {
+            call.arg(format!("--higher-is-better={}", text(rng)));
+        }
+        _ => {}
+    }
+}
+
 fn compare(world: &World, rng: &mut ChaCha8Rng) -> Call {
     let mut call = Call::new(&["compare"]);
     let commands = [
@@ -658,16 +714,15 @@ fn compare(world: &World, rng: &mut ChaCha8Rng) -> Call {
         &mut call,
         &[
             ("--name", t),
-            ("--metric", t),
+            ("--metric", metric),
             ("--margin", n),
             ("--alpha", n),
             ("--seed", n),
             ("--timeout", d),
             ("--pin", n),
-            ("--fail-on", t),
-            ("--order", t),
+            ("--fail-on", fail_on),
+            ("--order", order),
             ("--input", |_| "to_victim_dev".into()),
-            ("--higher-is-better", t),
         ],
     );
     if rng.random_bool(0.1) {
@@ -676,6 +731,7 @@ fn compare(world: &World, rng: &mut ChaCha8Rng) -> Call {
     if rng.random_bool(0.1) {
         call.arg("-v");
     }
+    higher_is_better(rng, &mut call);
     store(world, rng, &mut call);
     outputs(world, rng, &mut call, &["--json", "--markdown", "--html"]);
     call
@@ -773,16 +829,16 @@ fn layout(world: &World, rng: &mut ChaCha8Rng) -> Call {
             ("--max-layouts", n),
             ("--jobs", n),
             ("--build-timeout", d),
-            ("--sources", t),
-            ("--estimator", t),
-            ("--metric", t),
+            ("--sources", sources),
+            ("--estimator", estimator),
+            ("--metric", metric),
             ("--margin", n),
             ("--alpha", n),
             ("--seed", n),
             ("--timeout", d),
             ("--run", t),
-            ("--fail-on", t),
-            ("--uarch", t),
+            ("--fail-on", fail_on),
+            ("--uarch", uarch),
         ],
     );
     if rng.random_bool(0.1) {
@@ -812,7 +868,7 @@ fn code(world: &World, rng: &mut ChaCha8Rng) -> Call {
             ("--functions", t),
             ("--line", n),
             ("--window", n),
-            ("--uarch", t),
+            ("--uarch", uarch),
             ("--limit", n),
         ],
     );
@@ -872,9 +928,8 @@ fn analyze(world: &World, rng: &mut ChaCha8Rng) -> Call {
             ("--margin", n),
             ("--alpha", n),
             ("--seed", n),
-            ("--estimator", t),
-            ("--fail-on", t),
-            ("--higher-is-better", t),
+            ("--estimator", estimator),
+            ("--fail-on", fail_on),
         ],
     );
     if rng.random_bool(0.15) {
@@ -883,6 +938,7 @@ fn analyze(world: &World, rng: &mut ChaCha8Rng) -> Call {
     if rng.random_bool(0.1) {
         call.opt("--emit", pick(rng, &["slurm", "k8s", "github"]));
     }
+    higher_is_better(rng, &mut call);
     store(world, rng, &mut call);
     outputs(world, rng, &mut call, &["--json", "--markdown", "--html"]);
     call
@@ -912,7 +968,7 @@ fn history(world: &World, rng: &mut ChaCha8Rng) -> Call {
                 &mut call,
                 &[
                     ("--name", t),
-                    ("--metric", t),
+                    ("--metric", metric),
                     ("--since", d),
                     ("--limit", n),
                 ],

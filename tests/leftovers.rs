@@ -461,3 +461,40 @@ fn a_planted_ghostbench_link_gets_no_baseline_copy() {
         "written through the link: {stderr}"
     );
 }
+
+#[test]
+fn history_never_writes_a_report_over_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    csv(d, "A", "B");
+    let out = run(d, &["analyze", "data.csv", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let store = d.join(".ghostbench/results.db");
+    let before = std::fs::read(&store).unwrap();
+    for args in [
+        &["history", "--html", ".ghostbench/results.db"][..],
+        &[
+            "history",
+            "show",
+            "1",
+            "--markdown",
+            "./.ghostbench/results.db",
+        ],
+        &["history", "show", "1", "--json", ".ghostbench/results.db"],
+    ] {
+        let out = run(d, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is the results store") && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&store).unwrap(),
+            before,
+            "{args:?} changed the store"
+        );
+    }
+    let out = run(d, &["history"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -51,6 +51,7 @@ pub fn save_baseline(
         State::Failed => exit::RUN_FAILED,
         State::Interrupted => exit::interrupted(),
     };
+    super::output::print_stop_cause(code, measured.status.message.as_deref());
     let record = record_of("baseline", &document)?;
     if code != exit::OK {
         save(store, &record, None);

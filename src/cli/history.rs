@@ -3,8 +3,7 @@
 //! written, and the other formats re-rendered from it through `analyze`), and
 //! `history --html FILE`, the trend page of one metric.
 
-use super::output::errln;
-use super::output::{json, Format, OutputArgs};
+use super::output::{errln, json, Format, OutputArgs, ReportFiles};
 use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{ghost, AnalyzeOptions, AnalyzeReport};
@@ -82,6 +81,13 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
         .map(|s| history::since(s, now))
         .transpose()
         .map_err(super::exit::UsageError)?;
+    if let Some(path) = &args.html {
+        // The trend page is never written over the store (it was: exit 0,
+        // the results gone), and its path is checked before any work.
+        let files = ReportFiles::default().with(Format::Html, Some(path));
+        args.store.check(&files)?;
+        files.check("history", &[Format::Html])?;
+    }
     let mut store = args.store.open()?;
     let location = store.location().to_string();
     let failed = |e| anyhow::anyhow!("store {location}: {e}");
@@ -180,6 +186,8 @@ fn import(args: ImportArgs) -> Result<i32> {
 
 /// `history show ID`.
 fn show(args: ShowArgs) -> Result<i32> {
+    // No report file is the store: it would be written over it.
+    args.store.check(&args.output.files())?;
     args.output.files().check("history show", FORMATS)?;
     let mut store = args.store.open()?;
     let location = store.location().to_string();
