@@ -451,6 +451,7 @@ fn a_planted_ghostbench_link_gets_no_baseline_copy() {
         ],
     );
     let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(".ghostbench is a symbolic link"),
         "the link is named: {stderr}"
