@@ -130,7 +130,12 @@ const TEXTS: &[&str] = &[
     "=",
 ];
 
-/// A verb's invocation: its arguments and whether it may run `--shell`.
+/// Makes one option's value.
+type Value = fn(&mut ChaCha8Rng) -> String;
+/// Makes one verb's invocation.
+type Verb = fn(&World, &mut ChaCha8Rng) -> Call;
+
+/// A verb's invocation: its arguments.
 struct Call {
     args: Vec<OsString>,
 }
@@ -593,11 +598,7 @@ fn text(rng: &mut ChaCha8Rng) -> String {
 }
 
 /// Some of `options` (name, value maker), each at most once.
-fn some_of(
-    rng: &mut ChaCha8Rng,
-    call: &mut Call,
-    options: &[(&str, fn(&mut ChaCha8Rng) -> String)],
-) {
+fn some_of(rng: &mut ChaCha8Rng, call: &mut Call, options: &[(&str, Value)]) {
     for (name, value) in options {
         if rng.random_bool(0.2) {
             let v = value(rng);
@@ -1112,7 +1113,7 @@ fn random_command_lines_never_panic_hang_or_touch_what_they_do_not_own() {
     };
     let (mut victim, fixtures) = (snapshot(&world.victim), snapshot(&world.fixtures));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let verbs: [(&str, fn(&World, &mut ChaCha8Rng) -> Call); 8] = [
+    let verbs: [(&str, Verb); 8] = [
         ("compare", compare),
         ("layout", layout),
         ("code", code),
