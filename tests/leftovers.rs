@@ -499,3 +499,30 @@ fn history_never_writes_a_report_over_its_store() {
     let out = run(d, &["history"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+#[test]
+fn reading_an_empty_file_as_the_store_leaves_it_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("empty.db"), "").unwrap();
+    for args in [
+        &["history", "--store", "empty.db"][..],
+        &["history", "show", "1", "--store", "empty.db"],
+    ] {
+        let out = run(d, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("there is no store here"), "{stderr}");
+        assert_eq!(std::fs::metadata(d.join("empty.db")).unwrap().len(), 0);
+        assert!(!d.join("empty.db-wal").exists() && !d.join("empty.db-shm").exists());
+    }
+    // A verb that stores makes it a store, as it would a missing path.
+    csv(d, "A", "B");
+    let out = run(
+        d,
+        &["analyze", "data.csv", "--store", "empty.db", "--quiet"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(d, &["history", "--store", "empty.db"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -101,7 +101,10 @@ impl StoreArgs {
                 )));
             }
         }
-        if std::fs::symlink_metadata(path).is_ok() {
+        // An empty file is made a store by the save after the work, as a
+        // missing one is; reading it now would find no store.
+        let empty = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0);
+        if std::fs::symlink_metadata(path).is_ok() && !empty {
             match Store::open_as(&location, self.access(true)) {
                 // A newer schema is the store's warning after the work,
                 // which the work's report files do not depend on.
