@@ -12,26 +12,19 @@ pub struct Mapped {
 
 impl Mapped {
     /// Map `path`, which must be a regular file: a FIFO, socket, device or
-    /// directory is refused with its kind named, never waited on (opened
-    /// with `O_NONBLOCK`, so a FIFO without a writer cannot block).
+    /// directory is refused with its kind named by its metadata, before it
+    /// is opened (a disk's block device is never opened), and again on what
+    /// was opened (with `O_NONBLOCK`, so a FIFO put there in between cannot
+    /// block).
     pub fn open(path: &Path) -> std::io::Result<Mapped> {
         use std::os::unix::fs::OpenOptionsExt;
+        refuse_non_file(&std::fs::metadata(path)?)?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(path)?;
         let metadata = file.metadata()?;
-        if let Some(kind) = not_a_file(&metadata.file_type()) {
-            let hint = if metadata.is_dir() {
-                ""
-            } else {
-                " (copy it to a file first)"
-            };
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("it is {kind}, not a regular file{hint}"),
-            ));
-        }
+        refuse_non_file(&metadata)?;
         if metadata.len() == 0 {
             return Ok(Mapped { map: None });
         }
@@ -45,6 +38,22 @@ impl Mapped {
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }
+}
+
+/// The error for anything but a regular file, naming what it is.
+fn refuse_non_file(metadata: &std::fs::Metadata) -> std::io::Result<()> {
+    let Some(kind) = not_a_file(&metadata.file_type()) else {
+        return Ok(());
+    };
+    let hint = if metadata.is_dir() {
+        ""
+    } else {
+        " (copy it to a file first)"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("it is {kind}, not a regular file{hint}"),
+    ))
 }
 
 /// What a file that is not a regular file is, in words ("a FIFO").

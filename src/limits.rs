@@ -234,16 +234,58 @@ fn mib(bytes: u64) -> String {
     }
 }
 
+/// How long a reader waits for a named FIFO's writer: nothing written to it
+/// (and no writer that opened and closed it) within this is an error, not a
+/// hang. An anonymous pipe (`analyze <(cmd)`, `/dev/stdin`) has its writer
+/// already and is read without a wait.
+pub const FIFO_WAIT: Duration = Duration::from_secs(10);
+
+/// Why an input of this type is refused without being opened: a directory,
+/// a block device (a disk is never read) or a socket; None for a regular
+/// file, a character device or a pipe.
+fn refused_input(kind: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        Some("it is a directory")
+    } else if kind.is_block_device() {
+        Some("it is a block device, not a file or a pipe (copy what you need to a file first)")
+    } else if kind.is_socket() {
+        Some("it is a socket, not a file or a pipe")
+    } else {
+        None
+    }
+}
+
 /// The bytes of `path`, at most `kind`'s cap: a regular file over the cap is
 /// refused by its size without reading it; a device or pipe is read up to
-/// the cap and refused past it (`/dev/zero` ends, with an error). The error
+/// the cap and refused past it (`/dev/zero` ends, with an error). A
+/// directory, block device or socket is refused by its metadata before it
+/// is opened; a named FIFO that nothing writes to within [`FIFO_WAIT`] is
+/// an error (it is opened `O_NONBLOCK`, so the open cannot block). The error
 /// says why in one line; the caller names the file.
 pub fn read_capped(path: &Path, kind: Input) -> std::io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
+    read_capped_waiting(path, kind, FIFO_WAIT)
+}
+
+/// [`read_capped`], waiting `wait` for a named FIFO's writer.
+fn read_capped_waiting(path: &Path, kind: Input, wait: Duration) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    if let Some(why) = refused_input(std::fs::metadata(path)?.file_type()) {
+        return Err(std::io::Error::other(why));
     }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    // Again on what was opened: the path may have changed in between.
+    if let Some(why) = refused_input(meta.file_type()) {
+        return Err(std::io::Error::other(why));
+    }
+    if meta.file_type().is_fifo() {
+        wait_for_writer(&file, wait)?;
+    }
+    blocking(&file)?;
     let cap = kind.cap();
     if meta.is_file() && meta.len() > cap {
         return Err(std::io::Error::other(kind.too_big(Some(meta.len()))));
@@ -257,6 +299,57 @@ pub fn read_capped(path: &Path, kind: Input) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::other(kind.too_big(None)));
     }
     Ok(bytes)
+}
+
+/// For a named FIFO: wait up to `wait` for something to read (or a writer
+/// that came and went). An anonymous pipe is not waited on.
+fn wait_for_writer(file: &std::fs::File, wait: Duration) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let anonymous = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .is_ok_and(|target| target.to_string_lossy().starts_with("pipe:"));
+    if anonymous {
+        return Ok(());
+    }
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::other(format!(
+                "it is a FIFO that nothing wrote to within {} s",
+                wait.as_secs_f64()
+            )));
+        }
+        // SAFETY: one valid pollfd for an open descriptor.
+        let ready = unsafe { libc::poll(&mut poll, 1, left.as_millis().min(1000) as i32) };
+        if ready > 0 {
+            return Ok(());
+        }
+        if ready < 0 {
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+}
+
+/// Clear `O_NONBLOCK` again, so reading a pipe waits for its writer's data.
+fn blocking(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on an open descriptor this function does not close.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// [`read_capped`] as text; invalid UTF-8 is an error naming its byte.
@@ -313,6 +406,61 @@ mod tests {
             assert!(alpha(bad).is_err(), "alpha {bad}");
         }
         assert_eq!(alpha(0.05), Ok(0.05));
+    }
+
+    fn mknod(path: &Path, kind: libc::mode_t, dev: libc::dev_t) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path in a temporary directory.
+        unsafe { libc::mknod(c.as_ptr(), kind | 0o600, dev) == 0 }
+    }
+
+    #[test]
+    fn a_fifo_without_a_writer_is_an_error_after_the_wait_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(mknod(&fifo, libc::S_IFIFO, 0));
+        let start = std::time::Instant::now();
+        let wait = Duration::from_millis(200);
+        let error = read_capped_waiting(&fifo, Input::Table, wait).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "it is a FIFO that nothing wrote to within 0.2 s"
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_fifo_with_a_writer_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(mknod(&fifo, libc::S_IFIFO, 0));
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, "name,value\nA,1\n").unwrap())
+        };
+        let bytes = read_capped_waiting(&fifo, Input::Table, Duration::from_secs(30)).unwrap();
+        writer.join().unwrap();
+        assert_eq!(bytes, b"name,value\nA,1\n");
+    }
+
+    #[test]
+    fn a_block_device_and_a_directory_are_refused_by_their_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = read_capped(dir.path(), Input::Table).unwrap_err();
+        assert_eq!(error.to_string(), "it is a directory");
+        // Major 0 is no block driver's ("unnamed"): even opened, it reaches
+        // no disk. The refusal comes before any open.
+        let disk = dir.path().join("disk");
+        if !mknod(&disk, libc::S_IFBLK, libc::makedev(0, 0)) {
+            crate::test_skip::skipped("CAP_MKNOD (root, to make a device node)");
+            return;
+        }
+        let error = read_capped(&disk, Input::Document).unwrap_err();
+        assert!(
+            error.to_string().starts_with("it is a block device"),
+            "{error}"
+        );
     }
 
     #[test]

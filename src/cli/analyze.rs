@@ -5,6 +5,7 @@ use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCEN
 use super::emit::{self as emit_file, EmitArgs};
 use super::exit;
 use super::layout::EstimatorArg;
+use super::output::{errln, outln};
 use super::output::{Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
@@ -86,7 +87,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     };
     let reports = render::reports(analyze::run(&options)?);
     if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
-        eprintln!("note: --estimator applies to data with layouts; these have none");
+        errln!("note: --estimator applies to data with layouts; these have none");
     }
     let output = &args.output;
     super::output::print_terminal(&reports.terminal(output.color()), output.color());
@@ -123,7 +124,7 @@ fn emit_next_wave(args: &EmitArgs, results: &Path, reports: &Reports) -> Result<
         (Some(wave), _) => wave,
         (None, Some(next)) => next.wave,
         (None, None) => {
-            println!("no further wave needed: nothing to emit");
+            outln!("no further wave needed: nothing to emit");
             return Ok(());
         }
     };

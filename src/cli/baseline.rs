@@ -7,6 +7,7 @@
 //! `analyze`'s; this file is the glue.
 
 use super::exit;
+use super::output::errln;
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::baseline::{against, allowance, Current, Drift, Value};
@@ -50,6 +51,7 @@ pub fn save_baseline(
         State::Failed => exit::RUN_FAILED,
         State::Interrupted => exit::interrupted(),
     };
+    super::output::print_stop_cause(code, measured.status.message.as_deref());
     let record = record_of("baseline", &document)?;
     if code != exit::OK {
         save(store, &record, None);
@@ -137,7 +139,7 @@ pub fn keep(spec: &CommandSpec, store: &StoreArgs, name: &str) -> Option<String>
     match Rerun::keep(&dir, &spec.argv, spec.shell, program.as_deref(), &words) {
         Ok(rerun) => serde_json::to_string(&rerun).ok(),
         Err(e) => {
-            eprintln!(
+            errln!(
                 "warning: baseline {name:?}: nothing kept to run it again ({e}); --baseline {name} will compare with its stored runs"
             );
             None
@@ -217,7 +219,7 @@ impl Gate<'_> {
                 Ok(Plan::Interleaved(Box::new(options), note))
             }
             Err(why) => {
-                eprintln!(
+                errln!(
                     "baseline {:?}: {}; comparing with its stored runs from {} instead (not interleaved)",
                     self.name,
                     notes::fallback(&why),
@@ -265,7 +267,7 @@ impl Gate<'_> {
         spawn::install_interrupt_handler();
         let measured = measure(options, 0)?;
         if measured.status.state == State::Failed || measured.status.state == State::Interrupted {
-            eprintln!(
+            errln!(
                 "error: {}",
                 measured
                     .status

@@ -275,6 +275,7 @@ pub fn execute(
     );
     write_outputs(&report, output)?;
     let code = exit_code(&report);
+    super::output::print_stop_cause(code, report.status.message.as_deref());
     Ok((report, code))
 }
 

@@ -16,6 +16,7 @@
 
 use super::args::SeedArgs;
 use super::layout::ScheduleArgs;
+use super::output::outln;
 use super::output::OutputArgs;
 use crate::layout::render::prose;
 use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
@@ -226,34 +227,32 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
     }
     let source = std::fs::canonicalize(&source)?;
     let src = shlex::try_quote(&source.to_string_lossy())?.into_owned();
-    println!("ghostbench demo, step 1: is a speedup real, or a layout ghost?");
-    println!(
-        "An embedded C++ benchmark times four ways to call a tiny strategy chosen at run time"
-    );
-    println!("(virtual, function pointer, std::variant + std::visit, CRTP), in ns/call.");
+    outln!("ghostbench demo, step 1: is a speedup real, or a layout ghost?");
+    outln!("An embedded C++ benchmark times four ways to call a tiny strategy chosen at run time");
+    outln!("(virtual, function pointer, std::variant + std::visit, CRTP), in ns/call.");
     let builds: Vec<BuildSpec> = if compilers.len() == 1 || args.max_compilers == 1 {
         let c = &default_compiler(&compilers);
         let base = template(c, "", &src);
         let cold = cold_path_for(locate_virtual_loop(&base, dir)?);
-        println!("It is built three ways with {c} -O2:");
-        println!("  {c}: as is;");
-        println!(
+        outln!("It is built three ways with {c} -O2:");
+        outln!("  {c}: as is;");
+        outln!(
             "  final: -DFINAL_DISPATCH, a real change: the virtual loop tests the strategy's type once,"
         );
-        println!("         then calls the `final` class directly, which the compiler inlines;");
-        println!(
+        outln!("         then calls the `final` class directly, which the compiler inlines;");
+        outln!(
             "  cold: -DCOLD_PATH={}, {} bytes of cold code that never runs, linked before all hot code.",
             cold.bytes, cold.bytes
         );
         match cold.found {
-            Some((offset, len)) => println!(
+            Some((offset, len)) => outln!(
                 "         It changes no hot instruction; it moves loop_virtual's loop ({len} bytes, at line\n         \
                  offset {offset}) to offset {}, where it {} a 64-byte line{}.",
                 (offset + cold.bytes) % 64,
                 if crosses(offset + cold.bytes, len, 64) { "crosses" } else { "no longer crosses" },
                 if cold.flips { "" } else { " as before: no 16-48 byte move changes that" },
             ),
-            None => println!(
+            None => outln!(
                 "         It changes no hot instruction; it moves all of them by {} bytes.",
                 cold.bytes
             ),
@@ -281,7 +280,7 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
                 template: template(c, "", &src),
             })
             .collect();
-        println!(
+        outln!(
             "It is built with {} (-O2).",
             builds
                 .iter()
@@ -293,20 +292,20 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
     };
     let options = options(args, builds)?;
     let (layouts, max_layouts) = (options.layouts, options.max_layouts);
-    println!(
+    outln!(
         "Every build is rebuilt under {} layouts (alignment, code shift, section shuffle),",
         match max_layouts {
             Some(max) => format!("{layouts} or more (up to {max}, until decided)"),
             None => layouts.to_string(),
         }
     );
-    println!(
+    outln!(
         "and every (build, layout) pair runs {} times in random order.\n",
         options.rounds
     );
     let (report, code) = super::layout::execute(&options, &args.output)?;
-    println!();
-    print!("{}", meaning(&report));
+    outln!();
+    super::output::print_terminal(&meaning(&report), false);
     Ok(code)
 }
 
@@ -399,18 +398,16 @@ pub fn meaning(report: &LayoutReport) -> String {
 
 /// Step 2: data-layout hazards in an embedded C program, found from its DWARF.
 fn structs_step(args: &DemoArgs) -> Result<i32> {
-    println!(
+    outln!(
         "\nghostbench demo, step 2: which data layouts are hazards? `ghostbench structs --hazards`"
     );
-    println!("An embedded C program has a packed slot whose 8-byte atomic counter straddles a cache line");
-    println!(
-        "for some array elements (a split lock), a packed list node with a misaligned pointer,"
-    );
-    println!("two atomics sharing a line, and a struct full of holes. It is compiled with -g and read back.\n");
+    outln!("An embedded C program has a packed slot whose 8-byte atomic counter straddles a cache line");
+    outln!("for some array elements (a split lock), a packed list node with a misaligned pointer,");
+    outln!("two atomics sharing a line, and a struct full of holes. It is compiled with -g and read back.\n");
     let cc = match launch::tool("cc") {
         Ok(cc) => cc,
         Err(ToolError::Missing { .. }) => {
-            println!("skipped: no C compiler (cc) on PATH");
+            outln!("skipped: no C compiler (cc) on PATH");
             return Ok(super::exit::OK);
         }
         Err(e) => return Err(e.into()),
@@ -441,7 +438,7 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
     match build.run_ok() {
         Ok(_) => {}
         Err((_, Some(built))) => {
-            println!(
+            outln!(
                 "skipped: {} could not build the example: {}",
                 cc.display(),
                 String::from_utf8_lossy(&built.stderr_tail)
@@ -465,7 +462,7 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
     if code != super::exit::OK {
         return Ok(code);
     }
-    println!();
+    outln!();
     let everything = crate::structs::StructsOptions {
         binary,
         ..Default::default()
@@ -479,7 +476,7 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
 
 /// Last step: what misalignment costs on this machine, `probe --quick` (under 3 s).
 fn probe_step(args: &DemoArgs) -> Result<i32> {
-    println!("\nghostbench demo, last step: what does misalignment cost on this machine? `ghostbench probe --quick`:\n");
+    outln!("\nghostbench demo, last step: what does misalignment cost on this machine? `ghostbench probe --quick`:\n");
     let output = args.output.terminal_only();
     let options = crate::probe::ProbeOptions {
         quick: true,

@@ -3,7 +3,7 @@
 //! written, and the other formats re-rendered from it through `analyze`), and
 //! `history --html FILE`, the trend page of one metric.
 
-use super::output::{json, Format, OutputArgs};
+use super::output::{errln, json, Format, OutputArgs, ReportFiles};
 use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{ghost, AnalyzeOptions, AnalyzeReport};
@@ -81,6 +81,13 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
         .map(|s| history::since(s, now))
         .transpose()
         .map_err(super::exit::UsageError)?;
+    if let Some(path) = &args.html {
+        // The trend page is never written over the store (it was: exit 0,
+        // the results gone), and its path is checked before any work.
+        let files = ReportFiles::default().with(Format::Html, Some(path));
+        args.store.check(&files)?;
+        files.check("history", &[Format::Html])?;
+    }
     let mut store = args.store.open()?;
     let location = store.location().to_string();
     let failed = |e| anyhow::anyhow!("store {location}: {e}");
@@ -92,7 +99,7 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
         }
         let points = history::points(&trend);
         crate::report::json::write_atomically(path, words::trend_page(metric, &points).as_bytes())?;
-        eprintln!(
+        errln!(
             "trend of {metric}: {} points written to {}",
             points.len(),
             path.display()
@@ -113,10 +120,12 @@ pub fn run(args: HistoryArgs) -> Result<i32> {
 /// `history import FILE...`: each file one transaction, stored whole or not
 /// at all; a file that cannot be read or is not a report `history show` can
 /// read stops the import with one line naming it (the files before it are
-/// stored); a document already stored is named and not stored again.
+/// stored); a document already stored is named and not stored again. The
+/// store is opened at the first document worth storing, so an import that
+/// stores nothing leaves the store's path as it was (an empty file stays
+/// empty, a missing store is not created).
 fn import(args: ImportArgs) -> Result<i32> {
-    let mut store = args.store.open_for_writing()?;
-    let location = store.location().to_string();
+    let mut opened: Option<(crate::store::Store, String)> = None;
     for path in &args.files {
         let text = limits::read_capped_text(path, Input::Document)
             .with_context(|| format!("cannot read {}", path.display()))?;
@@ -148,12 +157,20 @@ fn import(args: ImportArgs) -> Result<i32> {
         // Where the file was made is unknown: no git state, no host.
         let record = crate::store::Record::from_document(verb, &doc, None, None)
             .with_context(|| path.display().to_string())?;
+        let (store, location) = match &mut opened {
+            Some(open) => open,
+            None => {
+                let store = args.store.open_for_writing()?;
+                let location = store.location().to_string();
+                opened.insert((store, location))
+            }
+        };
         // The same document twice is stored once.
         let known = store
             .find_document(&record.document)
             .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?;
         if let Some(id) = known {
-            eprintln!(
+            errln!(
                 "already stored as result #{id} in {location} ({})",
                 path.display()
             );
@@ -162,13 +179,15 @@ fn import(args: ImportArgs) -> Result<i32> {
         let id = store
             .save(&record)
             .map_err(|e| anyhow::anyhow!("store {location}: {e}"))?;
-        eprintln!("stored result #{id} in {location} ({})", path.display());
+        errln!("stored result #{id} in {location} ({})", path.display());
     }
     Ok(super::exit::OK)
 }
 
 /// `history show ID`.
 fn show(args: ShowArgs) -> Result<i32> {
+    // No report file is the store: it would be written over it.
+    args.store.check(&args.output.files())?;
     args.output.files().check("history show", FORMATS)?;
     let mut store = args.store.open()?;
     let location = store.location().to_string();

@@ -3,6 +3,7 @@
 use super::args::{bound, parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::emit::{self as emit_file, EmitArgs, PlanFacts};
 use super::exit::{self, usage};
+use super::output::{errln, outln};
 use super::output::{json, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::layout::render::{html, json as document, text as report};
@@ -304,7 +305,7 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
     let me = std::env::args()
         .next()
         .unwrap_or_else(|| "ghostbench".into());
-    println!(
+    outln!(
         "plan written to {} ({} variants in {} shards of {}, hash {})",
         path.display(),
         plan.variants.len(),
@@ -314,7 +315,7 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
     );
     for wave in &plan.waves {
         let [first, last] = wave.shards;
-        println!(
+        outln!(
             "wave {}: shards {first}..={last}{}",
             wave.wave,
             if wave.wave > 1 {
@@ -327,12 +328,12 @@ fn plan_only(options: &LayoutOptions, dir: &Path, shards: Option<usize>) -> Resu
     let quoted = shell(&path.to_string_lossy());
     let me = shell(&me);
     let [first, last] = plan.waves[0].shards;
-    println!(
+    outln!(
         "run shard K on any machine:  {me} layout --plan {quoted} --shard K/{}   (K = {first}..={last})",
         plan.shards
     );
-    println!("or the first wave here:      {me} layout --plan {quoted}");
-    println!(
+    outln!("or the first wave here:      {me} layout --plan {quoted}");
+    outln!(
         "then merge:                  {me} analyze {}",
         shell(&results_dir(&path).to_string_lossy())
     );
@@ -391,13 +392,13 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
     })
     .inspect_err(|_| {
         if let Some((_, file)) = &written {
-            eprintln!("shard {k}: failed; wrote {}", file.display());
+            errln!("shard {k}: failed; wrote {}", file.display());
         }
     })?;
     if let Some((result, file)) = &written {
         match &result.cause {
-            None => eprintln!("shard {k}/{}: ok; wrote {}", plan.shards, file.display()),
-            Some(cause) => eprintln!(
+            None => errln!("shard {k}/{}: ok; wrote {}", plan.shards, file.display()),
+            Some(cause) => errln!(
                 "shard {k}/{}: failed ({cause}); wrote {}",
                 plan.shards,
                 file.display()
@@ -489,6 +490,7 @@ pub fn execute_with(
         State::RunFailed => exit::RUN_FAILED,
         State::Interrupted => exit::interrupted(),
     };
+    super::output::print_stop_cause(code, report.status.message.as_deref());
     Ok((report, code))
 }
 

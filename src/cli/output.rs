@@ -177,16 +177,72 @@ impl ReportFiles {
 /// A terminal report printed on stdout, every character ghostbench did not
 /// write itself shown rather than obeyed (`report::escape::terminal`):
 /// a name or a program's output cannot move the cursor, set the title or
-/// colour the page, whatever `--color`.
+/// colour the page, whatever `--color`. A stdout that is gone (a closed
+/// pipe, the terminal of a session that ended: EPIPE, EIO) loses the text,
+/// never the run: nothing here panics, so the report files are still
+/// written after it.
 pub fn print_terminal(text: &str, color: bool) {
-    use std::io::Write;
-    let _ = std::io::stdout().write_all(crate::report::escape::terminal(text, color).as_bytes());
+    write_ignoring(
+        &mut std::io::stdout().lock(),
+        &crate::report::escape::terminal(text, color),
+    );
 }
 
-/// One message on stderr (`error: …`, `warning: …`), its hidden characters shown.
-pub fn print_stderr(text: &str) {
-    eprintln!("{}", crate::report::escape::terminal(text, false));
+/// One line on stdout (`plan written to …`), its hidden characters shown;
+/// a stdout that is gone is ignored, as in [`print_terminal`].
+pub fn print_stdout(text: &str) {
+    print_terminal(&format!("{text}\n"), false);
 }
+
+/// One message on stderr (`error: …`, `warning: …`), its hidden characters
+/// shown; a stderr that is gone is ignored (`eprintln!` would panic).
+pub fn print_stderr(text: &str) {
+    write_ignoring(
+        &mut std::io::stderr().lock(),
+        &format!("{}\n", crate::report::escape::terminal(text, false)),
+    );
+}
+
+/// The cause of a run that ended with `code` (not 0: failed, builds
+/// failed, interrupted), once more on stderr as one `error:` line after the
+/// terminal report printed its block, so a log that keeps only stderr, or a
+/// run whose stdout is gone, still says why it exited so.
+pub fn print_stop_cause(code: i32, message: Option<&str>) {
+    if code == super::exit::OK {
+        return;
+    }
+    if let Some(message) = message {
+        let line = message.lines().next().unwrap_or_default();
+        print_stderr(&format!("error: {line}"));
+    }
+}
+
+/// Write all of `text`; a write error (EPIPE, EIO, a full disk) is dropped.
+fn write_ignoring(out: &mut impl std::io::Write, text: &str) {
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// `println!` for the verbs: formatted, escaped and never panicking
+/// ([`print_stdout`]).
+macro_rules! outln {
+    () => {
+        $crate::cli::output::print_stdout("")
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::output::print_stdout(&format!($($arg)*))
+    };
+}
+pub(crate) use outln;
+
+/// `eprintln!` for the verbs: formatted, escaped and never panicking
+/// ([`print_stderr`]).
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::output::print_stderr(&format!($($arg)*))
+    };
+}
+pub(crate) use errln;
 
 /// This invocation's arguments as the reports record them (`command_line` in
 /// `--json`, the store, HTML and Markdown): a password in `--store URL` or

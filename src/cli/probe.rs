@@ -125,6 +125,15 @@ pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
     super::output::print_terminal(&report::render(&report, output.color()), output.color());
     write_outputs(&report, output)?;
     Ok(if report.any_failed() {
+        let failed = report
+            .probes
+            .iter()
+            .filter(|p| p.status == probe::Status::Failed)
+            .count();
+        super::output::print_stderr(&format!(
+            "error: {failed} of {} probes failed (the report says how)",
+            report.probes.len()
+        ));
         exit::RUN_FAILED
     } else {
         exit::OK

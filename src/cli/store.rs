@@ -4,6 +4,7 @@
 //! warning, never a failed experiment.
 
 use super::exit::{usage, UsageError};
+use super::output::errln;
 use super::output::ReportFiles;
 use crate::run::capture::Keep;
 use crate::run::launch::{self, Launch};
@@ -100,7 +101,10 @@ impl StoreArgs {
                 )));
             }
         }
-        if std::fs::symlink_metadata(path).is_ok() {
+        // An empty file is made a store by the save after the work, as a
+        // missing one is; reading it now would find no store.
+        let empty = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0);
+        if std::fs::symlink_metadata(path).is_ok() && !empty {
             match Store::open_as(&location, self.access(true)) {
                 // A newer schema is the store's warning after the work,
                 // which the work's report files do not depend on.
@@ -153,14 +157,14 @@ pub fn save(store: &StoreArgs, record: &Record, baseline: Option<Naming>) -> Opt
         Ok(id) => {
             match baseline {
                 Some((name, _, _)) => {
-                    eprintln!("stored result #{id} in {location}, as baseline {name:?}")
+                    errln!("stored result #{id} in {location}, as baseline {name:?}")
                 }
-                None => eprintln!("stored result #{id} in {location}"),
+                None => errln!("stored result #{id} in {location}"),
             }
             Some(id)
         }
         Err(error) => {
-            eprintln!("warning: result not stored in {location}: {error}");
+            errln!("warning: result not stored in {location}: {error}");
             None
         }
     }
@@ -210,7 +214,7 @@ impl FailOnArgs {
         if code != super::exit::OK || hits.is_empty() {
             return code;
         }
-        eprintln!(
+        errln!(
             "--fail-on {}: {}",
             list.join(",").to_lowercase(),
             hits.join("; ")
@@ -225,7 +229,7 @@ impl FailOnArgs {
     pub fn not_applied(&self, code: i32, verdicts: &[Verdict]) -> i32 {
         let (list, hits) = self.hits(verdicts);
         if !hits.is_empty() {
-            eprintln!(
+            errln!(
                 "--fail-on {}: not applied to stored runs from another session (not interleaved, so drift could have made it): {}",
                 list.join(",").to_lowercase(),
                 hits.join("; ")

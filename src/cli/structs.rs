@@ -1,6 +1,7 @@
 //! `ghostbench structs`: arguments, and the glue to `structs::run` and the reports.
 
 use super::exit;
+use super::output::errln;
 use super::output::{json, Format, OutputArgs};
 use crate::structs::elf::InputError;
 use crate::structs::render::{sarif, text};
@@ -97,7 +98,7 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         }
     };
     if options.filter.is_some() && report.structs.is_empty() {
-        eprintln!(
+        errln!(
             "error: no struct named or matching {:?} in {}",
             options.filter.as_deref().unwrap_or_default(),
             options.binary.display()

@@ -103,7 +103,9 @@ pub fn terminal(text: &str, color: bool) -> Cow<'_, str> {
 /// line (hidden characters visible, so a line break cannot start a forged
 /// `- **FASTER**` item), HTML's `<`, `>` and `&` as entities (no tag, no
 /// `<img onerror>`, even where a renderer passes HTML), and the characters
-/// that make emphasis, code, links or table cells backslash-escaped.
+/// that make emphasis, code, links or table cells backslash-escaped; an
+/// `@mention` neutralized (a zero-width joiner after the `@`), so a report
+/// posted as a PR comment pings no one.
 pub fn markdown(text: &str) -> String {
     let text = visible(text);
     let mut out = String::with_capacity(text.len() + 8);
@@ -116,6 +118,9 @@ pub fn markdown(text: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            // A zero-width joiner after `@`: `@team` in a name reads the
+            // same but does not ping anyone from a PR comment.
+            '@' => out.push_str("@\u{200d}"),
             _ => out.push(c),
         }
     }
@@ -212,6 +217,16 @@ mod tests {
             markdown("<img src=x onerror=alert(1)>"),
             "&lt;img src=x onerror=alert(1)&gt;"
         );
+    }
+
+    #[test]
+    fn a_mention_in_markdown_text_pings_no_one() {
+        assert_eq!(markdown("@octocat"), "@\u{200d}octocat");
+        assert_eq!(
+            markdown("cc @org/team and a@b"),
+            "cc @\u{200d}org/team and a@\u{200d}b"
+        );
+        assert!(!markdown("@everyone").contains("@e"));
     }
 
     #[test]

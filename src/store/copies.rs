@@ -88,7 +88,19 @@ fn io(what: &str, path: &Path, error: std::io::Error) -> StoreError {
 pub fn keep(dir: &Path, program: &Path) -> Result<String, StoreError> {
     // Owner-only, and not through a link: the file-safety rule for work
     // directories (a planted `baselines` link would put the copy elsewhere).
-    crate::safe_file::private_tail(dir, 1).map_err(|e| io("cannot create", dir, e))?;
+    // Under ghostbench's own `.ghostbench` (the default store's, or a
+    // PostgreSQL store's copies) the walk starts at the working directory,
+    // so a `.ghostbench` that is a link is refused too.
+    let plain: PathBuf = dir
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect();
+    let walked = if plain.starts_with(".ghostbench") {
+        crate::safe_file::private_dir(Path::new("."), &plain)
+    } else {
+        crate::safe_file::private_tail(dir, 1)
+    };
+    walked.map_err(|e| io("cannot create", dir, e))?;
     let bytes = fs::read(program).map_err(|e| io("cannot read", program, e))?;
     let sha = hex(&Sha256::digest(&bytes));
     let target = dir.join(&sha);

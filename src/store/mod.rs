@@ -173,6 +173,16 @@ impl Store {
             }
         }
         if access.read_only {
+            // A database with no table at all (an empty file, a new
+            // PostgreSQL database) holds no results: reading it is "nothing
+            // stored", and it is left as it was, not made a store.
+            let tables = db.tables_query();
+            if db.query(tables, &[])?.is_empty() {
+                return Err(StoreError::Invalid(
+                    "there is no store here (an empty database: nothing has been stored yet)"
+                        .into(),
+                ));
+            }
             // A store without its `meta` table yet is schema 0.
             let found = if !has_meta(db.as_mut())? {
                 0
