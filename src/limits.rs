@@ -191,6 +191,14 @@ const MIB: u64 = 1024 * 1024;
 /// hundred MB whatever the bytes per row.
 pub const MAX_ROWS: usize = 5_000_000;
 
+/// At most this many runs of one `analyze` result are stored with it (in
+/// the stored document's `runs` and the store's `runs` table). A result past
+/// it is stored without its runs, saying so (`runs_left_out`): every run
+/// costs the store about 2 KB of memory while it is recorded (the document
+/// as a JSON value, its text, a row per value), so a million rows a side
+/// would need 5 GB (docs/store.md).
+pub const MAX_STORED_RUNS: usize = 100_000;
+
 impl Input {
     /// The cap in bytes.
     pub fn cap(self) -> u64 {

@@ -87,7 +87,16 @@ pub struct ImportedRun {
 /// The rows as runs: the k-th value of every metric of one name, layout and
 /// round form one run (a CSV with one row per metric and run, or one
 /// metric), in first-seen order.
+///
+/// With one metric every row is a run of its own, so no row is looked up:
+/// the runs are made in one pass, with no map (a million rows a side would
+/// otherwise hold two hash maps of two million entries, about 500 MB). Each
+/// run's values are allocated at their final size (one per metric), not at a
+/// growing vector's first capacity of four.
 pub fn runs(data: &Dataset) -> Vec<ImportedRun> {
+    if data.metrics.len() == 1 {
+        return one_metric(data);
+    }
     use std::collections::HashMap;
     type Key = (usize, Option<usize>, Option<usize>);
     let mut seen: HashMap<(Key, usize), usize> = HashMap::new();
@@ -100,44 +109,66 @@ pub fn runs(data: &Dataset) -> Vec<ImportedRun> {
         let occurrence = *k;
         *k += 1;
         let index = *at.entry((key, occurrence)).or_insert_with(|| {
-            let position = per_name.get(row.name).copied().unwrap_or(0);
-            if let Some(p) = per_name.get_mut(row.name) {
-                *p += 1;
-            }
-            out.push(ImportedRun {
-                name: row.name,
-                layout: row.layout,
-                record: RunRecord {
-                    build: row.name,
-                    round: row.round.unwrap_or(position),
-                    warmup: false,
-                    wall_s: 0.0,
-                    user_s: 0.0,
-                    sys_s: 0.0,
-                    max_rss_kib: 0,
-                    exit_code: 0,
-                    env_pad_bytes: None,
-                    values: Vec::new(),
-                    counters: Vec::new(),
-                },
-            });
+            out.push(new_run(row, &mut per_name, data.metrics.len()));
             out.len() - 1
         });
-        let (metric, unit) = &data.metrics[row.metric];
-        let record = &mut out[index].record;
-        if metric == "wall" && *unit == Unit::Seconds {
-            record.wall_s = row.value;
-        }
-        if row.exit_code != 0 {
-            record.exit_code = row.exit_code;
-        }
-        record.values.push(MetricValue {
-            name: metric.clone(),
-            value: row.value,
-            unit: *unit,
-        });
+        add_value(&mut out[index].record, data, row);
     }
     out
+}
+
+/// [`runs`] of data with one metric: a run per row, in row order.
+fn one_metric(data: &Dataset) -> Vec<ImportedRun> {
+    let mut per_name = vec![0usize; data.names.len()];
+    let mut out = Vec::with_capacity(data.rows.len());
+    for row in &data.rows {
+        let mut run = new_run(row, &mut per_name, 1);
+        add_value(&mut run.record, data, row);
+        out.push(run);
+    }
+    out
+}
+
+/// The run `row` starts: its round the CSV's, or its position among its
+/// name's runs (counted in `per_name`); room for `metrics` values.
+fn new_run(row: &input::Row, per_name: &mut [usize], metrics: usize) -> ImportedRun {
+    let position = per_name.get(row.name).copied().unwrap_or(0);
+    if let Some(p) = per_name.get_mut(row.name) {
+        *p += 1;
+    }
+    ImportedRun {
+        name: row.name,
+        layout: row.layout,
+        record: RunRecord {
+            build: row.name,
+            round: row.round.unwrap_or(position),
+            warmup: false,
+            wall_s: 0.0,
+            user_s: 0.0,
+            sys_s: 0.0,
+            max_rss_kib: 0,
+            exit_code: 0,
+            env_pad_bytes: None,
+            values: Vec::with_capacity(metrics),
+            counters: Vec::new(),
+        },
+    }
+}
+
+/// `row`'s value into its run (`wall` in seconds also as the run's wall time).
+fn add_value(record: &mut RunRecord, data: &Dataset, row: &input::Row) {
+    let (metric, unit) = &data.metrics[row.metric];
+    if metric == "wall" && *unit == Unit::Seconds {
+        record.wall_s = row.value;
+    }
+    if row.exit_code != 0 {
+        record.exit_code = row.exit_code;
+    }
+    record.values.push(MetricValue {
+        name: metric.clone(),
+        value: row.value,
+        unit: *unit,
+    });
 }
 
 /// Check a margin (fraction) and alpha before analyzing.
@@ -177,6 +208,33 @@ mod tests {
             runs.iter().map(|r| r.record.round).collect::<Vec<_>>(),
             vec![0, 1, 0]
         );
+    }
+
+    #[test]
+    fn one_metric_runs_are_the_runs_the_general_grouping_makes() {
+        // Repeated rounds, no rounds, layouts: the one-pass path against the
+        // grouping by name, layout, round and occurrence.
+        for csv in [
+            "name,round,value\nA,0,1\nB,0,2\nA,0,3\nB,1,4\nA,2,5\n",
+            "name,value\nA,1\nB,2\nA,3\nA,4\nB,5\n",
+            "name,layout,round,value\nA,0,0,1\nB,0,0,2\nA,1,0,3\nA,0,0,4\nB,1,1,5\n",
+        ] {
+            let d = data(csv);
+            let fast = runs(&d);
+            let mut two = d.clone();
+            two.metrics.push(("unused".into(), Unit::None));
+            let general = runs(&two);
+            let view = |r: &[ImportedRun]| -> Vec<_> {
+                r.iter()
+                    .map(|r| {
+                        let values: Vec<f64> = r.record.values.iter().map(|v| v.value).collect();
+                        (r.name, r.layout, r.record.build, r.record.round, values)
+                    })
+                    .collect()
+            };
+            assert_eq!(view(&fast), view(&general), "{csv}");
+            assert!(fast.iter().all(|r| r.record.values.capacity() == 1));
+        }
     }
 
     #[test]

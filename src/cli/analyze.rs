@@ -84,7 +84,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
             ))
         }
     };
-    let reports = render::reports(analyze::run(&options)?);
+    let mut reports = render::reports(analyze::run(&options)?);
     if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
         eprintln!("note: --estimator applies to data with layouts; these have none");
     }
@@ -97,10 +97,18 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
     })?;
     // The record (the whole document as a value, every run) is made only
-    // when it is stored or --fail-on reads its verdicts: with a million
-    // runs a side it is most of the memory.
+    // when it is stored or --fail-on reads its verdicts; past
+    // limits::MAX_STORED_RUNS it is made without the runs (about 2 KB each
+    // while recorded).
     let record = if args.store.location().is_some() || !args.fail_on.verdicts()?.is_empty() {
-        let record = record_of("analyze", &reports.document()?)?;
+        let most = crate::limits::MAX_STORED_RUNS;
+        let record = record_of("analyze", &reports.stored_document(most)?)?;
+        if args.store.location().is_some() && reports.run_count() > most {
+            eprintln!(
+                "note: {}",
+                render::runs_left_out(reports.run_count(), most)
+            );
+        }
         save(&args.store, &record, None);
         Some(record)
     } else {
