@@ -294,9 +294,11 @@ fn an_endless_device_ends_every_reader_with_one_line() {
         assert_eq!(code, 1, "{args:?}: {stderr}");
         let line = one_line(&stderr);
         assert!(
-            ["256 MiB", "64 MiB", "16 MiB"].iter().any(|cap| line.ends_with(&format!(
-                "it goes on past the {cap} ghostbench reads from {what}"
-            ))),
+            ["256 MiB", "64 MiB", "16 MiB"]
+                .iter()
+                .any(|cap| line.ends_with(&format!(
+                    "it goes on past the {cap} ghostbench reads from {what}"
+                ))),
             "{args:?}: {line}"
         );
         assert!(
@@ -381,7 +383,9 @@ fn rows(path: &Path, per_side: usize) {
     writeln!(out, "name,round,value").unwrap();
     let mut x: u64 = 1;
     let mut next = || {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (x >> 11) as f64 / (1u64 << 53) as f64 * 0.1
     };
     for i in 0..per_side {
@@ -450,7 +454,9 @@ fn analyze_memory_grows_by_at_most_500_bytes_a_run() {
     assert_eq!(code, 0, "{stderr}");
     let runs = 2 * large;
     assert!(
-        stderr.contains(&format!("note: stored without its {runs} runs, more than the 100000")),
+        stderr.contains(&format!(
+            "note: stored without its {runs} runs, more than the 100000"
+        )),
         "{stderr}"
     );
     assert!(stderr.contains("stored result #1"), "{stderr}");

@@ -220,7 +220,9 @@ fn is_ghostbench(text: &str) -> bool {
 /// value it is then parsed into stays bounded. Invalid JSON passes: the full
 /// parse says where it is invalid.
 pub fn json_values(file: &str, text: &str) -> Result<()> {
-    use serde::de::{DeserializeSeed, Deserializer, Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::de::{
+        DeserializeSeed, Deserializer, Error, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    };
     use std::cell::Cell;
     const OVER: &str = "over the bound";
     #[derive(Clone, Copy)]
@@ -683,9 +685,15 @@ mod tests {
 
     #[test]
     fn a_ghostbench_report_is_recognised_without_parsing_it() {
-        assert!(is_ghostbench(r#"{"runs":[1,2],"schema":"ghostbench.compare"}"#));
-        assert!(is_ghostbench(r#"[{"schema":"ghostbench.compare"},{"x":1}]"#));
-        assert!(!is_ghostbench(r#"{"results":[{"command":"a","times":[1]}]}"#));
+        assert!(is_ghostbench(
+            r#"{"runs":[1,2],"schema":"ghostbench.compare"}"#
+        ));
+        assert!(is_ghostbench(
+            r#"[{"schema":"ghostbench.compare"},{"x":1}]"#
+        ));
+        assert!(!is_ghostbench(
+            r#"{"results":[{"command":"a","times":[1]}]}"#
+        ));
         assert!(!is_ghostbench(r#"{"schema":"other"}"#));
         assert!(!is_ghostbench(r#"[1,2,3]"#));
         assert!(!is_ghostbench("{\"schema\":"));

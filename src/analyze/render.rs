@@ -154,6 +154,23 @@ impl Reports {
         Ok(value)
     }
 
+    /// `--json` written to `path`: the bytes of [`Reports::json`],
+    /// serialised straight into the file (a million runs a side are 700 MB
+    /// of text, never held).
+    pub fn write_json(&self, path: &std::path::Path) -> Result<()> {
+        use crate::report::json::write_pretty;
+        match self {
+            Reports::Compare(reports) => match reports.as_slice() {
+                [one] => write_pretty(path, &compare_json::document(one)),
+                many => write_pretty(
+                    path,
+                    &many.iter().map(compare_json::document).collect::<Vec<_>>(),
+                ),
+            },
+            Reports::Layout(report) => write_pretty(path, &layout_json::document(report)),
+        }
+    }
+
     /// `--json`: one document, or an array of them for several comparisons.
     pub fn json(&self) -> Result<String> {
         let text = match self {

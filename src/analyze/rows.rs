@@ -291,7 +291,12 @@ mod tests {
             let index = *at.entry((key, occurrence)).or_insert_with(|| {
                 let position = per_name[row.name];
                 per_name[row.name] += 1;
-                out.push((row.name, row.layout, row.round.unwrap_or(position), Vec::new()));
+                out.push((
+                    row.name,
+                    row.layout,
+                    row.round.unwrap_or(position),
+                    Vec::new(),
+                ));
                 out.len() - 1
             });
             out[index].3.push(row.value);
@@ -306,7 +311,9 @@ mod tests {
         let mut csv = String::from("name,layout,metric,round,value\n");
         let mut x: u64 = 7;
         for i in 0..600u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let r = x >> 33;
             let name = ["A", "B", "C"][(r % 3) as usize];
             let metric = ["ns", "ipc", "miss"][((r >> 2) % 3) as usize];

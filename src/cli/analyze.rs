@@ -5,7 +5,7 @@ use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCEN
 use super::emit::{self as emit_file, EmitArgs};
 use super::exit;
 use super::layout::EstimatorArg;
-use super::output::{Format, OutputArgs};
+use super::output::{Content, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{self, AnalyzeOptions};
@@ -90,10 +90,12 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     }
     let output = &args.output;
     super::output::print_terminal(&reports.terminal(output.color()), output.color());
-    output.files().write(|format| match format {
-        Format::Json => reports.json(),
-        Format::Markdown => Ok(reports.markdown()),
-        Format::Html => Ok(reports.html()),
+    // The JSON document goes straight into its file: with a million runs a
+    // side its text is 700 MB.
+    output.files().write_content(|format| match format {
+        Format::Json => Ok(Content::Written(Box::new(|path| reports.write_json(path)))),
+        Format::Markdown => Ok(Content::Text(reports.markdown())),
+        Format::Html => Ok(Content::Text(reports.html())),
         Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
     })?;
     // The record (the whole document as a value, every run) is made only
@@ -104,10 +106,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         let most = crate::limits::MAX_STORED_RUNS;
         let record = record_of("analyze", &reports.stored_document(most)?)?;
         if args.store.location().is_some() && reports.run_count() > most {
-            eprintln!(
-                "note: {}",
-                render::runs_left_out(reports.run_count(), most)
-            );
+            eprintln!("note: {}", render::runs_left_out(reports.run_count(), most));
         }
         save(&args.store, &record, None);
         Some(record)
