@@ -396,6 +396,8 @@ fn rows(path: &Path, per_side: usize) {
 /// The exit code, peak resident memory (bytes) and stderr of `ghostbench
 /// args` in `dir`: the kernel's account of that child and what it waited
 /// for (`wait4`; `timeout` bounds it), not a time.
+// wait4 reaps the child (std's wait would not give its rusage).
+#[allow(clippy::zombie_processes)]
 fn peak(dir: &Path, args: &[&str]) -> (i32, u64, String) {
     let err = dir.join("stderr.txt");
     let child = std::process::Command::new("timeout")

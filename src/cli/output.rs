@@ -119,6 +119,9 @@ impl Format {
     }
 }
 
+/// A function that writes one report file itself.
+pub type WriteFile<'a> = Box<dyn Fn(&Path) -> Result<()> + 'a>;
+
 /// What one report file holds.
 pub enum Content<'a> {
     /// Text made whole.
@@ -126,7 +129,7 @@ pub enum Content<'a> {
     /// Written by the function itself, by the same file-safety rule
     /// (`report::json::write_pretty`: a JSON document serialised straight
     /// into the file, never held as text).
-    Written(Box<dyn Fn(&Path) -> Result<()> + 'a>),
+    Written(WriteFile<'a>),
 }
 
 /// The report files one command line asks for, each a format and a path.
