@@ -120,7 +120,7 @@ fn import(args: ImportArgs) -> Result<i32> {
     for path in &args.files {
         let text = limits::read_capped_text(path, Input::Document)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        crate::analyze::input::json_values(&path.display().to_string(), &text)?;
+        crate::analyze::json_count::json_values(&path.display().to_string(), &text)?;
         let doc: Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
         let first = if let Value::Array(items) = &doc {
