@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 23, must-show 3: `analyze` on N rows per side (default 1,000,000),
-# wall time and peak RSS from /usr/bin/time -v, with the store (the default)
-# and with --no-store; then the readers' caps: a sparse 10 GiB CSV and a
+# wall time and peak RSS from /usr/bin/time -v, with the store (the default),
+# with --no-store, with --json, and the same values as hyperfine JSON; then
+# the readers' bounds: 5,000,000 JSON values, a sparse 10 GiB file and a
 # zero device made with mknod in a temporary directory (never /dev itself).
 # Prints a Markdown table for BENCHMARKS.md.
 #
 # Usage: benches/analyze_large.sh [ROWS_PER_SIDE]
 # Needs: python3, /usr/bin/time; mknod (root) for the device row. Builds the
 # release binary unless GHOSTBENCH_BIN names one. Every ghostbench run is
-# bounded by `timeout -k 5 120`.
+# bounded by `timeout -k 5 180`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${1:-1000000}
@@ -38,7 +39,7 @@ measure() {
   shift
   local log="$tmp/time.log"
   set +e
-  (cd "$tmp" && /usr/bin/time -v -o "$log" timeout -k 5 120 "$@" > "$tmp/out" 2> "$tmp/err")
+  (cd "$tmp" && /usr/bin/time -v -o "$log" timeout -k 5 180 "$@" > "$tmp/out" 2> "$tmp/err")
   local code=$?
   set -e
   local wall rss
@@ -48,12 +49,30 @@ measure() {
     "$(grep -v '^$' "$tmp/err" | tail -n 1 | cut -c1-110)"
 }
 
+# The same values as hyperfine's --export-json (one command after the other).
+python3 - "$tmp/big.csv" > "$tmp/big.json" <<'PY'
+import json, sys
+times = {"A": [], "B": []}
+with open(sys.argv[1]) as f:
+    next(f)
+    for line in f:
+        name, _, value = line.rstrip("\n").split(",")
+        times[name].append(float(value))
+json.dump({"results": [{"command": k, "times": v} for k, v in times.items()]}, sys.stdout)
+PY
+# 5,000,000 one-character JSON values: past the count analyze parses.
+python3 -c 'import sys; sys.stdout.write("[" + ",".join(["1"] * 5000000) + "]")' > "$tmp/ones.json"
+
 echo "| case ($rows rows per side, $(du -h "$tmp/big.csv" | cut -f1) CSV) | wall | peak RSS | exit | last line on stderr |"
 echo "|---|---|---|---|---|"
 measure "analyze --no-store" "$bin" analyze big.csv --no-store --quiet
 measure "analyze (stores the result)" "$bin" analyze big.csv --quiet
+measure "analyze --no-store --json FILE" "$bin" analyze big.csv --no-store --quiet --json out.json
+measure "analyze of the same as hyperfine JSON, stored" "$bin" analyze big.json --quiet
+measure "analyze of 5,000,000 JSON values" "$bin" analyze ones.json --no-store
 truncate -s 10G "$tmp/sparse.csv"
 measure "analyze of a sparse 10 GiB file" "$bin" analyze sparse.csv --no-store
+measure "history import of a sparse 10 GiB file" "$bin" history import sparse.csv
 if mknod "$tmp/zero" c 1 5 2>/dev/null; then
   measure "analyze of a zero device (mknod c 1 5)" "$bin" analyze zero --no-store
   measure "history import of a zero device" "$bin" history import zero

@@ -174,7 +174,8 @@ pub fn alpha(alpha: f64) -> Result<f64, Bound> {
 pub enum Input {
     /// `analyze`'s CSV, hyperfine JSON or ghostbench `--json`.
     Table,
-    /// `history import`'s document.
+    /// `history import`'s document, and a ghostbench `--json` that `analyze`
+    /// re-analyzes (read as an analyze input, then held to this cap).
     Document,
     /// A plan file (`plan.json`).
     Plan,
@@ -186,16 +187,38 @@ pub enum Input {
 
 const MIB: u64 = 1024 * 1024;
 
-/// At most this many rows in the files of one `analyze` (5 million: a
-/// million runs of each of five commands), so the rows stay within a few
-/// hundred MB whatever the bytes per row.
-pub const MAX_ROWS: usize = 5_000_000;
+/// At most this many rows in the files of one `analyze`, and in its
+/// comparisons with the baseline's rows counted once per candidate (each
+/// comparison holds its own copy of the baseline's runs): 2.5 million, a
+/// million rows a side and room to spare. A row costs about 300 bytes at the
+/// peak (the row, its run, the run's value), so `analyze` stays within
+/// about 750 MB whatever the file (BENCHMARKS.md).
+pub const MAX_ROWS: usize = 2_500_000;
+
+/// At most this many values (numbers, strings, arrays, objects, …) in a
+/// JSON file `analyze` or `history import` reads, counted before the file
+/// is parsed into a value (32 bytes a number, about 130 an object's entry):
+/// hyperfine's times, a ghostbench report's runs, or anything else, stay
+/// within about 500 MB. A 256 MiB file of `1,` would otherwise become 4 GB.
+pub const MAX_JSON_VALUES: usize = 4_000_000;
+
+/// At most this many runs of one `analyze` result are stored with it (in
+/// the stored document's `runs` and the store's `runs` table). A result past
+/// it is stored without its runs, saying so (`runs_left_out`): every run
+/// costs the store about 2 KB of memory while it is recorded (the document
+/// as a JSON value, its text, a row per value), so a million rows a side
+/// would need 5 GB (docs/store.md).
+pub const MAX_STORED_RUNS: usize = 100_000;
 
 impl Input {
     /// The cap in bytes.
     pub fn cap(self) -> u64 {
         match self {
-            Input::Table | Input::Document | Input::Shard => 256 * MIB,
+            Input::Table | Input::Shard => 256 * MIB,
+            // A ghostbench document is parsed whole as a JSON value, about
+            // six times its text (every run an object of 11 keys): 64 MiB
+            // (some 180,000 runs) takes 460 MB to re-analyze, 630 MB to import.
+            Input::Document => 64 * MIB,
             Input::Plan => 16 * MIB,
             Input::Profile => 512 * MIB,
         }
@@ -210,6 +233,16 @@ impl Input {
             Input::Shard => "a shard result",
             Input::Profile => "a profile",
         }
+    }
+
+    /// Whether `bytes` already read are within the cap: a file read under
+    /// a larger cap (an analyze input) held to this one once its kind is
+    /// known. The error says why in one line; the caller names the file.
+    pub fn check_read(self, bytes: usize) -> Result<(), Bound> {
+        if bytes as u64 > self.cap() {
+            return Err(self.too_big(Some(bytes as u64)));
+        }
+        Ok(())
     }
 
     /// The reason a file of `size` bytes is refused; `None`: a device or

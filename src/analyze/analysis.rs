@@ -48,6 +48,7 @@ pub fn run(options: &AnalyzeOptions) -> Result<AnalyzeReport> {
     if data.layouts.is_some() {
         layouts::layout_report(&data, options).map(|r| AnalyzeReport::Layout(Box::new(r)))
     } else {
+        compared::check_held(&data)?;
         Ok(AnalyzeReport::Compare(compared::compare_reports(
             &data, options,
         )))

@@ -7,10 +7,38 @@ use super::rows::{interleaving, runs, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Unapplied};
+use crate::limits;
 use crate::run::command::CommandSpec;
 use crate::run::{Imported, RunRecord, Status};
 use crate::stats::sequential::evaluate;
+use anyhow::{bail, Result};
 use std::time::Duration;
+
+/// Whether the reports of `data` stay within [`limits::MAX_ROWS`]: every
+/// candidate's report holds its own copy of the baseline's runs, so the
+/// baseline's rows count once per candidate (about 300 bytes each, held
+/// until the reports are written). One line naming the files when not.
+pub fn check_held(data: &Dataset) -> Result<()> {
+    let mut per_name = vec![0usize; data.names.len()];
+    for row in &data.rows {
+        if let Some(count) = per_name.get_mut(row.name) {
+            *count += 1;
+        }
+    }
+    let candidates = per_name.len().saturating_sub(1);
+    let baseline = per_name.first().copied().unwrap_or(0);
+    let held = baseline * candidates + per_name.iter().skip(1).sum::<usize>();
+    if held > limits::MAX_ROWS {
+        bail!(
+            "{}: {held} rows with the baseline's counted once for each of the {candidates} candidates \
+             (each comparison holds its own copy), more than the {} analyze holds: compare fewer \
+             candidates at once",
+            data.files.join(", "),
+            limits::MAX_ROWS
+        );
+    }
+    Ok(())
+}
 
 /// Each candidate against the baseline with `compare`'s analysis at a fixed n.
 pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed<CompareReport>> {
@@ -58,14 +86,17 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                 .into_iter()
                 .chain(analysis::non_positive(&inputs))
                 .collect();
-            let runs: Vec<RunRecord> = runs(data)
+            // Only the two names' runs are made (every candidate's report
+            // holds its own copy of the baseline's); collected in place, and
+            // the slack of the larger ImportedRun given back.
+            let mut runs: Vec<RunRecord> = runs(data, |n| n == 0 || n == candidate)
                 .into_iter()
-                .filter(|r| r.name == 0 || r.name == candidate)
                 .map(|r| RunRecord {
                     build: usize::from(r.name != 0),
                     ..r.record
                 })
                 .collect();
+            runs.shrink_to_fit();
             let order = interleaving(data, candidate);
             let mut notes: Vec<Note> = order.note().into_iter().collect();
             notes.extend(data.notes.iter().cloned());

@@ -48,7 +48,7 @@ pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<Analyze
         .collect();
     let seed_of = |l: usize| order.iter().position(|&o| o == l).map(|s| s as u64);
     let seeds: Vec<u64> = (0..order.len() as u64).collect();
-    let runs: Vec<LayoutRun> = runs(data)
+    let runs: Vec<LayoutRun> = runs(data, |_| true)
         .into_iter()
         .filter_map(|r| {
             Some(LayoutRun {

@@ -5,7 +5,8 @@
 //! This module owns the types, all facts: the options (with their defaults),
 //! the report (the verb's report and `analyze`'s notes on the data) and the
 //! notes. `analysis::run` is the entry point: `input` reads the files
-//! (format from the content) into rows, `rows` groups them into runs and
+//! (format from the content; `json_count` bounds a JSON file before it is
+//! parsed) into rows, `rows` groups them into runs and
 //! tells whether they were interleaved, `compared` gives data without layouts
 //! `compare`'s analysis, `layouts` gives data with layouts `layout`'s, and
 //! `ghost` re-analyzes a ghostbench report, `shards` merges a plan's shard
@@ -13,7 +14,7 @@
 //! `compare` and `layout` produce, so the same renderers and the same JSON
 //! schemas serve, with an `analyze` section saying where the runs came from;
 //! `render` words `analyze`'s notes into them. Imports run one way: render →
-//! analysis → ghost → layouts, compared → rows → input → this module.
+//! analysis → ghost → layouts, compared → rows → input → json_count, this module.
 //!
 //! Without a `layout` column the data get `compare`'s two-sample analysis at
 //! a fixed n: the exact Hodges–Lehmann interval of the log ratio at level
@@ -26,6 +27,7 @@ pub mod baseline;
 pub mod compared;
 pub mod ghost;
 pub mod input;
+pub mod json_count;
 pub mod layouts;
 pub mod render;
 pub mod rows;

@@ -92,6 +92,85 @@ impl Reports {
         value.context("cannot serialise the report")
     }
 
+    /// How many runs the reports hold: every comparison's (the baseline's
+    /// again in each), or the layout report's.
+    pub fn run_count(&self) -> usize {
+        match self {
+            Reports::Compare(reports) => reports.iter().map(|r| r.runs.len()).sum(),
+            Reports::Layout(report) => report.runs.len(),
+        }
+    }
+
+    /// The document the store keeps: [`Reports::document`], or, past `most`
+    /// runs, the same document without its runs (`runs` empty), each part
+    /// saying in `runs_left_out` how many it left out and in a first note
+    /// why. Verdicts, summaries and intervals are those of every run. The
+    /// runs are taken out for the while and put back, never copied.
+    pub fn stored_document(&mut self, most: usize) -> Result<serde_json::Value> {
+        let total = self.run_count();
+        if total <= most {
+            return self.document();
+        }
+        let text = runs_left_out(total, most);
+        let (value, counts) = match self {
+            Reports::Compare(reports) => {
+                let taken: Vec<_> = reports
+                    .iter_mut()
+                    .map(|r| {
+                        r.notes.insert(0, crate::compare::Note::Text(text.clone()));
+                        std::mem::take(&mut r.runs)
+                    })
+                    .collect();
+                let value = self.document();
+                let Reports::Compare(reports) = self else {
+                    unreachable!("matched as Compare above")
+                };
+                for (r, runs) in reports.iter_mut().zip(taken) {
+                    r.notes.remove(0);
+                    r.runs = runs;
+                }
+                (value, reports.iter().map(|r| r.runs.len()).collect())
+            }
+            Reports::Layout(report) => {
+                report.notes.insert(0, crate::layout::Note::Text(text));
+                let runs = std::mem::take(&mut report.runs);
+                let value = serde_json::to_value(layout_json::document(report))
+                    .context("cannot serialise the report");
+                report.notes.remove(0);
+                report.runs = runs;
+                (value, vec![report.runs.len()])
+            }
+        };
+        let mut value = value?;
+        let parts: Vec<&mut serde_json::Value> = match &mut value {
+            serde_json::Value::Array(items) => items.iter_mut().collect(),
+            one => vec![one],
+        };
+        for (part, count) in parts.into_iter().zip(counts) {
+            if let serde_json::Value::Object(map) = part {
+                map.insert("runs_left_out".into(), count.into());
+            }
+        }
+        Ok(value)
+    }
+
+    /// `--json` written to `path`: the bytes of [`Reports::json`],
+    /// serialised straight into the file (a million runs a side are 700 MB
+    /// of text, never held).
+    pub fn write_json(&self, path: &std::path::Path) -> Result<()> {
+        use crate::report::json::write_pretty;
+        match self {
+            Reports::Compare(reports) => match reports.as_slice() {
+                [one] => write_pretty(path, &compare_json::document(one)),
+                many => write_pretty(
+                    path,
+                    &many.iter().map(compare_json::document).collect::<Vec<_>>(),
+                ),
+            },
+            Reports::Layout(report) => write_pretty(path, &layout_json::document(report)),
+        }
+    }
+
     /// `--json`: one document, or an array of them for several comparisons.
     pub fn json(&self) -> Result<String> {
         let text = match self {
@@ -105,6 +184,16 @@ impl Reports {
         };
         text.context("cannot serialise the report")
     }
+}
+
+/// Why a stored result has no runs: `total` runs, more than the `most` the
+/// store keeps of one result (the stored document's first note, and the
+/// line `analyze` prints when it stores such a result).
+pub fn runs_left_out(total: usize, most: usize) -> String {
+    format!(
+        "stored without its {total} runs, more than the {most} the store keeps of one result: \
+         the verdicts, summaries and intervals are those of every run; the runs are in the files analyzed"
+    )
 }
 
 /// A note in words.

@@ -6,7 +6,7 @@ use super::emit::{self as emit_file, EmitArgs};
 use super::exit;
 use super::layout::EstimatorArg;
 use super::output::{errln, outln};
-use super::output::{Format, OutputArgs};
+use super::output::{Content, Format, OutputArgs};
 use super::store::{record_of, save, FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{self, AnalyzeOptions};
@@ -85,23 +85,30 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
             ))
         }
     };
-    let reports = render::reports(analyze::run(&options)?);
+    let mut reports = render::reports(analyze::run(&options)?);
     if args.estimator.is_some() && matches!(reports, Reports::Compare(_)) {
         errln!("note: --estimator applies to data with layouts; these have none");
     }
     let output = &args.output;
     super::output::print_terminal(&reports.terminal(output.color()), output.color());
-    output.files().write(|format| match format {
-        Format::Json => reports.json(),
-        Format::Markdown => Ok(reports.markdown()),
-        Format::Html => Ok(reports.html()),
+    // The JSON document goes straight into its file: with a million runs a
+    // side its text is 700 MB.
+    output.files().write_content(|format| match format {
+        Format::Json => Ok(Content::Written(Box::new(|path| reports.write_json(path)))),
+        Format::Markdown => Ok(Content::Text(reports.markdown())),
+        Format::Html => Ok(Content::Text(reports.html())),
         Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
     })?;
     // The record (the whole document as a value, every run) is made only
-    // when it is stored or --fail-on reads its verdicts: with a million
-    // runs a side it is most of the memory.
+    // when it is stored or --fail-on reads its verdicts; past
+    // limits::MAX_STORED_RUNS it is made without the runs (about 2 KB each
+    // while recorded).
     let record = if args.store.location().is_some() || !args.fail_on.verdicts()?.is_empty() {
-        let record = record_of("analyze", &reports.document()?)?;
+        let most = crate::limits::MAX_STORED_RUNS;
+        let record = record_of("analyze", &reports.stored_document(most)?)?;
+        if args.store.location().is_some() && reports.run_count() > most {
+            eprintln!("note: {}", render::runs_left_out(reports.run_count(), most));
+        }
         save(&args.store, &record, None);
         Some(record)
     } else {

@@ -129,6 +129,7 @@ fn import(args: ImportArgs) -> Result<i32> {
     for path in &args.files {
         let text = limits::read_capped_text(path, Input::Document)
             .with_context(|| format!("cannot read {}", path.display()))?;
+        crate::analyze::json_count::json_values(&path.display().to_string(), &text)?;
         let doc: Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
         let first = if let Value::Array(items) = &doc {
@@ -222,15 +223,24 @@ fn show(args: ShowArgs) -> Result<i32> {
     }
     // A stored run that failed before it measured anything has nothing to
     // re-analyze: its document is still shown and written as it was.
-    let reports = match rerender(&doc, &label) {
-        Ok(reports) => Ok(reports),
-        Err(error) => {
-            super::output::print_terminal(
-                &format!("{label} ({verb}): {}\n", words::status(&doc)),
-                false,
-            );
-            Err(format!("{error:#}"))
+    // A result stored without its runs (past limits::MAX_STORED_RUNS) has
+    // none to re-analyze either: its document is shown and written as stored.
+    let reports = match runs_left_out(&doc) {
+        Some(runs) => {
+            let why = words::runs_left_out(runs);
+            super::output::print_terminal(&format!("{label} ({verb}): {why}\n"), false);
+            Err(why)
         }
+        None => match rerender(&doc, &label) {
+            Ok(reports) => Ok(reports),
+            Err(error) => {
+                super::output::print_terminal(
+                    &format!("{label} ({verb}): {}\n", words::status(&doc)),
+                    false,
+                );
+                Err(format!("{error:#}"))
+            }
+        },
     };
     if let Ok(reports) = &reports {
         super::output::print_terminal(&reports.terminal(output.color()), output.color());
@@ -251,9 +261,22 @@ fn show(args: ShowArgs) -> Result<i32> {
     Ok(super::exit::OK)
 }
 
+/// How many runs a stored document left out (its `runs_left_out`), if any.
+fn runs_left_out(doc: &Value) -> Option<u64> {
+    let first = match doc {
+        Value::Array(items) => items.first()?,
+        one => one,
+    };
+    first["runs_left_out"].as_u64().filter(|&n| n > 0)
+}
+
 /// Whether `history show` can read `doc`: it re-renders, or it is a run
-/// that stopped (failed or interrupted), whose status `show` prints.
+/// that stopped (failed or interrupted), whose status `show` prints, or a
+/// result stored without its runs, whose document `show` writes.
 fn readable(doc: &Value, label: &str) -> Result<()> {
+    if runs_left_out(doc).is_some() {
+        return Ok(());
+    }
     let error = match rerender(doc, label) {
         Ok(_) => return Ok(()),
         Err(error) => error,

@@ -119,6 +119,19 @@ impl Format {
     }
 }
 
+/// A function that writes one report file itself.
+pub type WriteFile<'a> = Box<dyn Fn(&Path) -> Result<()> + 'a>;
+
+/// What one report file holds.
+pub enum Content<'a> {
+    /// Text made whole.
+    Text(String),
+    /// Written by the function itself, by the same file-safety rule
+    /// (`report::json::write_pretty`: a JSON document serialised straight
+    /// into the file, never held as text).
+    Written(WriteFile<'a>),
+}
+
 /// The report files one command line asks for, each a format and a path.
 #[derive(Debug, Clone, Default)]
 pub struct ReportFiles(Vec<(Format, PathBuf)>);
@@ -158,9 +171,18 @@ impl ReportFiles {
     /// temporary sibling, then a rename). All are attempted; a failure is one
     /// line naming the path, the first is returned and the others printed.
     pub fn write(&self, render: impl Fn(Format) -> Result<String>) -> Result<()> {
+        self.write_content(|format| render(format).map(Content::Text))
+    }
+
+    /// [`ReportFiles::write`] where a file may also be written by its own
+    /// function ([`Content::Written`]), for a report too large to hold as text.
+    pub fn write_content<'a>(&self, render: impl Fn(Format) -> Result<Content<'a>>) -> Result<()> {
         let mut failures = Vec::new();
         for (format, path) in &self.0 {
-            let written = render(*format).and_then(|text| write_atomically(path, text.as_bytes()));
+            let written = render(*format).and_then(|content| match content {
+                Content::Text(text) => write_atomically(path, text.as_bytes()),
+                Content::Written(write) => write(path),
+            });
             if let Err(error) = written {
                 failures.push(error);
             }

@@ -196,6 +196,15 @@ pub fn baseline(doc: &serde_json::Value) -> String {
     )
 }
 
+/// Why a result stored without its runs (`runs_left_out`) is not re-rendered.
+pub fn runs_left_out(runs: u64) -> String {
+    format!(
+        "stored without its {runs} runs (more than the store keeps of one result): --json writes \
+         the stored document, with its verdicts and summaries; analyze the original files again for \
+         the whole report"
+    )
+}
+
 /// A stored document's status in one line, for a result that cannot be
 /// re-rendered: "failed: B: command failed: exit code 1".
 pub fn status(doc: &serde_json::Value) -> String {

@@ -22,6 +22,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     crate::safe_file::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// [`write_atomically`] of `value` as pretty JSON, serialised straight into
+/// the file (never held as text: a million runs a side are 700 MB of it).
+/// The same bytes as `serde_json::to_string_pretty`.
+pub fn write_pretty<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    crate::safe_file::write_with(path, &mut |out| {
+        serde_json::to_writer_pretty(out, value).map_err(std::io::Error::other)
+    })
+    .with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Tests: `report` as [`write`] writes it, read back from a temporary file.
 #[cfg(test)]
 pub fn written<T: Serialize>(report: &T) -> serde_json::Value {

@@ -95,12 +95,23 @@ fn kind(path: &Path, meta: Metadata, followed: bool) -> io::Result<Target> {
 /// Write `bytes` to `path` by the rule above. A crash leaves the old file or
 /// the whole new one. Errors are the cause alone; the caller names the path.
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with(path, &mut |out| out.write_all(bytes))
+}
+
+/// [`write`] of what `fill` writes, piece by piece through a buffer, so a
+/// report need not be held whole in memory first (a JSON document of a
+/// million runs a side is 700 MB of text).
+pub fn write_with(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     match classify(path)? {
-        Target::New(path) => replace(&path, bytes, None),
-        Target::Regular(path, meta) => replace(&path, bytes, Some(&meta)),
+        Target::New(path) => replace(&path, fill, None),
+        Target::Regular(path, meta) => replace(&path, fill, Some(&meta)),
         Target::InPlace { path, followed } => {
-            let mut file = open_in_place(&path, followed)?;
-            file.write_all(bytes)
+            let mut out = io::BufWriter::new(open_in_place(&path, followed)?);
+            fill(&mut out)?;
+            out.flush()
         }
     }
 }
@@ -169,14 +180,18 @@ fn open_in_place(path: &Path, followed: bool) -> io::Result<File> {
 
 /// A new or regular file at `path`: a sibling temporary file with the old
 /// file's mode (and owner, when root), fsynced, renamed over it.
-fn replace(path: &Path, bytes: &[u8], old: Option<&Metadata>) -> io::Result<()> {
+fn replace(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    old: Option<&Metadata>,
+) -> io::Result<()> {
     let (dir, name) = split(path)?;
     clean_stale(&dir, &name);
     let temp = dir.join(format!(".{name}.{}.{TEMP_SUFFIX}", std::process::id()));
     // A leftover of an earlier process with this PID.
     let _ = std::fs::remove_file(&temp);
     let mode = old.map_or(0o666, |m| m.mode() & 0o777);
-    let written = || -> io::Result<()> {
+    let mut written = || -> io::Result<()> {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -191,7 +206,10 @@ fn replace(path: &Path, bytes: &[u8], old: Option<&Metadata>) -> io::Result<()> 
             // The umask does not narrow an existing file's mode.
             file.set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
-        file.write_all(bytes)?;
+        let mut out = io::BufWriter::new(&mut file);
+        fill(&mut out)?;
+        out.flush()?;
+        drop(out);
         file.sync_all()?;
         std::fs::rename(&temp, path)
     };
