@@ -107,7 +107,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
         let most = crate::limits::MAX_STORED_RUNS;
         let record = record_of("analyze", &reports.stored_document(most)?)?;
         if args.store.location().is_some() && reports.run_count() > most {
-            eprintln!("note: {}", render::runs_left_out(reports.run_count(), most));
+            errln!("note: {}", render::runs_left_out(reports.run_count(), most));
         }
         save(&args.store, &record, None);
         Some(record)
