@@ -7,6 +7,7 @@ use super::output::{json, Format, OutputArgs};
 use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{ghost, AnalyzeOptions, AnalyzeReport};
+use crate::doc::{Document, Stored};
 use crate::history::{self, render as words};
 use crate::limits::{self, Input};
 use crate::store::Filter;
@@ -122,23 +123,15 @@ fn import(args: ImportArgs) -> Result<i32> {
             .with_context(|| format!("cannot read {}", path.display()))?;
         let doc: Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
-        let first = if let Value::Array(items) = &doc {
-            items.first().unwrap_or(&doc)
-        } else {
-            &doc
-        };
-        let verb = if first.get("analyze").is_some() {
-            "analyze"
-        } else {
-            match first["schema"].as_str() {
-                Some("ghostbench.layout") => "layout",
-                Some("ghostbench.baseline") => "baseline",
-                _ => "compare",
-            }
-        };
+        let stored = Stored::read(&doc).with_context(|| {
+            format!(
+                "{}: not a report history show can read (nothing stored)",
+                path.display()
+            )
+        })?;
         // Stored only what `history show` can read back, by its own reader.
-        if verb != "baseline" {
-            readable(&doc, &path.display().to_string()).with_context(|| {
+        if !matches!(stored, Stored::One(Document::Baseline(_))) {
+            readable(&stored, &doc, &path.display().to_string()).with_context(|| {
                 format!(
                     "{}: not a report history show can read (nothing stored)",
                     path.display()
@@ -146,8 +139,7 @@ fn import(args: ImportArgs) -> Result<i32> {
             })?;
         }
         // Where the file was made is unknown: no git state, no host.
-        let record = crate::store::Record::from_document(verb, &doc, None, None)
-            .with_context(|| path.display().to_string())?;
+        let record = crate::store::Record::from_stored(stored.verb(), &stored, &doc, None, None);
         // The same document twice is stored once.
         let known = store
             .find_document(&record.document)
@@ -167,7 +159,8 @@ fn import(args: ImportArgs) -> Result<i32> {
     Ok(super::exit::OK)
 }
 
-/// `history show ID`.
+/// `history show ID`: the stored document read as its type first (one that
+/// does not, whose keys moved, is an error naming the field).
 fn show(args: ShowArgs) -> Result<i32> {
     args.output.files().check("history show", FORMATS)?;
     let mut store = args.store.open()?;
@@ -180,22 +173,18 @@ fn show(args: ShowArgs) -> Result<i32> {
     };
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("result #{}: the stored document is not JSON", args.id))?;
+    let stored = Stored::read(&doc).with_context(|| format!("result #{}", args.id))?;
     let label = format!("result #{}", args.id);
     let output = &args.output;
-    if doc["schema"] == "ghostbench.baseline" {
-        super::output::print_terminal(&words::baseline(&doc), false);
+    if let Stored::One(Document::Baseline(baseline)) = &stored {
+        let text = words::baseline(baseline);
+        super::output::print_terminal(&text, false);
         output.files().write(|format| match format {
             Format::Json => json(&doc),
-            Format::Markdown => Ok(crate::report::escape::markdown_block(
-                &words::baseline(&doc),
-                "text",
-            )),
+            Format::Markdown => Ok(crate::report::escape::markdown_block(&text, "text")),
             Format::Html => Ok(crate::report::html::page(
                 &label,
-                &format!(
-                    "<pre>{}</pre>",
-                    crate::report::escape::html(&words::baseline(&doc))
-                ),
+                &format!("<pre>{}</pre>", crate::report::escape::html(&text)),
             )),
             Format::Sarif => Err(format.unsupported("history show", FORMATS)),
         })?;
@@ -203,11 +192,11 @@ fn show(args: ShowArgs) -> Result<i32> {
     }
     // A stored run that failed before it measured anything has nothing to
     // re-analyze: its document is still shown and written as it was.
-    let reports = match rerender(&doc, &label) {
+    let reports = match rerender(&stored, &doc, &label) {
         Ok(reports) => Ok(reports),
         Err(error) => {
             super::output::print_terminal(
-                &format!("{label} ({verb}): {}\n", words::status(&doc)),
+                &format!("{label} ({verb}): {}\n", words::status(stored.status())),
                 false,
             );
             Err(format!("{error:#}"))
@@ -232,20 +221,13 @@ fn show(args: ShowArgs) -> Result<i32> {
     Ok(super::exit::OK)
 }
 
-/// Whether `history show` can read `doc`: it re-renders, or it is a run
-/// that stopped (failed or interrupted), whose status `show` prints.
-fn readable(doc: &Value, label: &str) -> Result<()> {
-    let error = match rerender(doc, label) {
-        Ok(_) => return Ok(()),
-        Err(error) => error,
-    };
-    let first = match doc {
-        Value::Array(items) => items.first().unwrap_or(doc),
-        one => one,
-    };
-    match first["status"]["state"].as_str() {
-        Some("failed" | "interrupted") => Ok(()),
-        _ => Err(error),
+/// Whether `history show` can read a document: it re-renders, or it is a
+/// run that stopped (failed or interrupted), whose status `show` prints.
+fn readable(stored: &Stored, doc: &Value, label: &str) -> Result<()> {
+    match rerender(stored, doc, label) {
+        Ok(_) => Ok(()),
+        Err(_) if stored.status().state.stopped() => Ok(()),
+        Err(error) => Err(error),
     }
 }
 
@@ -254,20 +236,23 @@ pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
 
 /// A stored compare or layout document (or `analyze`'s array of compare
 /// documents) as reports, through `analyze` with the document's own settings.
-fn rerender(doc: &Value, label: &str) -> Result<Reports> {
+fn rerender(stored: &Stored, doc: &Value, label: &str) -> Result<Reports> {
     let options = AnalyzeOptions::default();
-    let report = match doc {
-        Value::Array(items) => {
+    let report = match (stored, doc) {
+        (Stored::Many(_), Value::Array(items)) => {
             let mut reports = Vec::new();
             for item in items {
                 reports.push(ghost::compare(item, label, &options)?);
             }
             AnalyzeReport::Compare(reports)
         }
-        one if one["schema"] == "ghostbench.layout" => {
+        (Stored::One(Document::Layout(_)), one) => {
             AnalyzeReport::Layout(Box::new(ghost::layout(one, label, &options)?))
         }
-        one => AnalyzeReport::Compare(vec![ghost::compare(one, label, &options)?]),
+        (Stored::One(Document::Compare(_)), one) => {
+            AnalyzeReport::Compare(vec![ghost::compare(one, label, &options)?])
+        }
+        (_, _) => bail!("{label}: a baseline measurement has no report to re-render"),
     };
     Ok(render::reports(report))
 }
