@@ -6,7 +6,6 @@ use super::field::required;
 use super::imported::Imported;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
-use crate::run::metric::Unit;
 use crate::run::{RunRecord, Status};
 use crate::stats::verdict::Verdict;
 use serde::{Deserialize, Serialize};
@@ -69,7 +68,6 @@ pub struct Compare {
     pub status: Status<State>,
     pub environment: Environment,
     pub metrics: Vec<Metric>,
-    pub notes: Vec<String>,
     pub runs: Vec<RunRecord>,
     #[serde(default)]
     pub analyze: Option<Imported>,
@@ -79,7 +77,6 @@ pub struct Compare {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Metric {
     pub name: String,
-    pub unit: Unit,
     pub verdict: Verdict,
     #[serde(deserialize_with = "required")]
     pub ratio: Option<f64>,
@@ -99,7 +96,6 @@ pub struct Layout {
     pub status: Status<State>,
     pub environment: Environment,
     pub matrix: Vec<Row>,
-    pub notes: Vec<String>,
     pub runs: Vec<LayoutRun>,
     #[serde(default)]
     pub analyze: Option<Imported>,
