@@ -82,7 +82,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
             let commands = [spec(0), spec(candidate)];
             let state = compare::State::Imported;
             let report = CompareReport {
-                schema: "ghostbench.compare",
+                schema: crate::doc::Schema::Compare.name(),
                 schema_version: compare::SCHEMA_VERSION,
                 commands: commands.to_vec(),
                 settings: CompareOptions {

@@ -303,7 +303,7 @@ pub fn compare(
         command_line: options.command_line.clone(),
     };
     let report = CompareReport {
-        schema: "ghostbench.compare",
+        schema: crate::doc::Schema::Compare.name(),
         schema_version: compare::SCHEMA_VERSION,
         commands: commands.to_vec(),
         settings: options_out,
@@ -333,7 +333,7 @@ pub fn compare(
             },
             None => Imported {
                 files: vec![file.to_string()],
-                format: "ghostbench.compare".into(),
+                format: crate::doc::Schema::Compare.name().into(),
                 interval: "sequential".into(),
                 interleaved: Some(true),
                 layouts: None,
@@ -494,7 +494,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
         },
         None => Imported {
             files: vec![file.to_string()],
-            format: "ghostbench.layout".into(),
+            format: crate::doc::Schema::Layout.name().into(),
             interval: "fixed".into(),
             interleaved: Some(true),
             layouts: None,

@@ -5,6 +5,7 @@
 //! A ghostbench `--json` is only recognised here; `ghost` re-analyses it.
 
 use super::Note;
+use crate::doc::Schema;
 use crate::limits::{self, Input};
 use crate::run::metric::Unit;
 use anyhow::{bail, Context, Result};
@@ -184,7 +185,10 @@ pub fn read(path: &Path) -> Result<Loaded> {
 /// A JSON document: a ghostbench report or hyperfine's `--export-json`.
 fn json(file: &str, doc: Value) -> Result<Loaded> {
     if let Some(schema) = doc.get("schema").and_then(Value::as_str) {
-        if schema == "ghostbench.compare" || schema == "ghostbench.layout" {
+        if [Schema::Compare, Schema::Layout]
+            .map(Schema::name)
+            .contains(&schema)
+        {
             return Ok(Loaded::Ghost {
                 schema: schema.to_string(),
                 doc,

@@ -167,7 +167,7 @@ pub fn layout_from_runs(
         .chain(layout::experiment::unapplied(options, &matrix))
         .collect();
     let report = LayoutReport {
-        schema: "ghostbench.layout",
+        schema: crate::doc::Schema::Layout.name(),
         schema_version: layout::SCHEMA_VERSION,
         builds: options.builds.clone(),
         settings: layout::Settings {

@@ -4,9 +4,10 @@
 use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCENT, MARGIN_HELP};
 use super::emit::{self as emit_file, EmitArgs};
 use super::exit;
+use super::finish::{finish, Gate, Keep, Render};
 use super::layout::EstimatorArg;
 use super::output::{Format, OutputArgs};
-use super::store::{record_of, save, FailOnArgs, StoreArgs};
+use super::store::{FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{self, AnalyzeOptions};
 use crate::layout::shard::{Plan, PLAN_FILE};
@@ -90,26 +91,38 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     }
     let output = &args.output;
     super::output::print_terminal(&reports.terminal(output.color()), output.color());
-    output.files().write(|format| match format {
-        Format::Json => reports.json(),
-        Format::Markdown => Ok(reports.markdown()),
-        Format::Html => Ok(reports.html()),
-        Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
-    })?;
-    // The record (the whole document as a value, every run) is made only
-    // when it is stored or --fail-on reads its verdicts: with a million
-    // runs a side it is most of the memory.
-    let record = if args.store.location().is_some() || !args.fail_on.verdicts()?.is_empty() {
-        let record = record_of("analyze", &reports.document()?)?;
-        save(&args.store, &record, None);
-        Some(record)
-    } else {
-        None
-    };
+    let code = finish(
+        "analyze",
+        FORMATS,
+        output.files(),
+        &reports,
+        exit::OK,
+        || reports.document(),
+        &Keep {
+            verb: "analyze",
+            store: &args.store,
+            fail_on: &args.fail_on,
+            baseline: None,
+            must_store: false,
+            gate: Gate::Apply,
+        },
+    )?;
     if let Some(results) = results {
         emit_next_wave(&args.emit, &results, &reports)?;
     }
-    Ok(record.map_or(exit::OK, |r| args.fail_on.exit_code(exit::OK, &r.verdicts)))
+    Ok(code)
+}
+
+impl Render for Reports {
+    fn json(&self) -> Result<String> {
+        Reports::json(self)
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(Reports::markdown(self)))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(Ok(Reports::html(self)))
+    }
 }
 
 /// `analyze DIR/results/ --emit ENGINE`: the job file of the wave the merge

@@ -3,6 +3,7 @@
 //! written, and the other formats re-rendered from it through `analyze`), and
 //! `history --html FILE`, the trend page of one metric.
 
+use super::finish::{write, Render};
 use super::output::{json, Format, OutputArgs};
 use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
@@ -179,15 +180,12 @@ fn show(args: ShowArgs) -> Result<i32> {
     if let Stored::One(Document::Baseline(baseline)) = &stored {
         let text = words::baseline(baseline);
         super::output::print_terminal(&text, false);
-        output.files().write(|format| match format {
-            Format::Json => json(&doc),
-            Format::Markdown => Ok(crate::report::escape::markdown_block(&text, "text")),
-            Format::Html => Ok(crate::report::html::page(
-                &label,
-                &format!("<pre>{}</pre>", crate::report::escape::html(&text)),
-            )),
-            Format::Sarif => Err(format.unsupported("history show", FORMATS)),
-        })?;
+        let files = Shown {
+            doc: &doc,
+            label: &label,
+            reports: Ok(Rerendered::Text(text)),
+        };
+        write("history show", FORMATS, output.files(), &files)?;
         return Ok(super::exit::OK);
     }
     // A stored run that failed before it measured anything has nothing to
@@ -205,20 +203,57 @@ fn show(args: ShowArgs) -> Result<i32> {
     if let Ok(reports) = &reports {
         super::output::print_terminal(&reports.terminal(output.color()), output.color());
     }
-    output.files().write(|format| match (format, &reports) {
-        // The document as it was written, not a re-analysis.
-        (Format::Json, _) => json(&doc),
-        (Format::Markdown, Ok(reports)) => Ok(reports.markdown()),
-        (Format::Html, Ok(reports)) => Ok(reports.html()),
-        (Format::Markdown | Format::Html, Err(cause)) => {
-            bail!(
-                "{label} cannot be re-rendered as {}: {cause}",
-                format.flag()
-            )
-        }
-        (Format::Sarif, _) => Err(format.unsupported("history show", FORMATS)),
-    })?;
+    let files = Shown {
+        doc: &doc,
+        label: &label,
+        reports: reports.map(Rerendered::Reports),
+    };
+    write("history show", FORMATS, output.files(), &files)?;
     Ok(super::exit::OK)
+}
+
+/// What `history show` re-rendered: a baseline's text, or the reports.
+enum Rerendered {
+    Text(String),
+    Reports(Reports),
+}
+
+/// `history show`'s report files: the document as it was written (not a
+/// re-analysis), and the other formats re-rendered, or why they cannot be.
+struct Shown<'a> {
+    doc: &'a Value,
+    label: &'a str,
+    reports: std::result::Result<Rerendered, String>,
+}
+
+impl Shown<'_> {
+    fn rerendered(&self, flag: &str, render: impl Fn(&Rerendered) -> String) -> Result<String> {
+        match &self.reports {
+            Ok(r) => Ok(render(r)),
+            Err(cause) => bail!("{} cannot be re-rendered as {flag}: {cause}", self.label),
+        }
+    }
+}
+
+impl Render for Shown<'_> {
+    fn json(&self) -> Result<String> {
+        json(self.doc)
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(self.rerendered("--markdown", |r| match r {
+            Rerendered::Text(text) => crate::report::escape::markdown_block(text, "text"),
+            Rerendered::Reports(reports) => reports.markdown(),
+        }))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(self.rerendered("--html", |r| match r {
+            Rerendered::Text(text) => crate::report::html::page(
+                self.label,
+                &format!("<pre>{}</pre>", crate::report::escape::html(text)),
+            ),
+            Rerendered::Reports(reports) => reports.html(),
+        }))
+    }
 }
 
 /// Whether `history show` can read a document: it re-renders, or it is a

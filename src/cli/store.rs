@@ -132,9 +132,10 @@ fn context() -> (Option<Git>, Option<String>) {
     (git, context::host())
 }
 
-/// The record of `document` made by `verb` here and now.
-pub fn record_of(verb: &str, document: &Value) -> Result<Record> {
-    let (git, host) = context();
+/// The record of `document` made by `verb` here and now; the git state and
+/// host only when it is `stored` (for `--fail-on` alone no `git` runs).
+pub fn record_of(verb: &str, document: &Value, stored: bool) -> Result<Record> {
+    let (git, host) = if stored { context() } else { (None, None) };
     Ok(Record::from_document(verb, document, git, host)?)
 }
 

@@ -38,7 +38,7 @@ use variants::{Source, SourceStatus, Variant};
 pub use experiment::run;
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Layout.version();
 
 /// The least number of matched variants (the default layout included) to analyze.
 pub const MIN_VARIANTS: usize = 3;

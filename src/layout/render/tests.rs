@@ -243,7 +243,7 @@ fn report() -> LayoutReport {
         template: template.into(),
     };
     LayoutReport {
-        schema: "ghostbench.layout",
+        schema: crate::doc::Schema::Layout.name(),
         schema_version: crate::layout::SCHEMA_VERSION,
         builds: vec![
             build("A", "cc -O2 {cflags} -o {out} x.c {ldflags}"),
