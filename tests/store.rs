@@ -1506,3 +1506,55 @@ fn a_postgres_password_is_not_stored() {
         "{stderr}"
     );
 }
+
+/// Issue 24: git runs only to store a result. A `git` on PATH that leaves a
+/// mark: `--no-store` (with or without `--fail-on`) leaves none, a stored
+/// result does.
+#[test]
+fn git_runs_only_when_the_result_is_stored() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let mark = dir.path().join("git-ran");
+    let git = bin.join("git");
+    std::fs::write(
+        &git,
+        format!("#!/bin/sh\necho ran >> '{}'\nexit 1\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let compare = |extra: &[&str]| {
+        let out = common::ghostbench()
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env_remove("GHOSTBENCH_STORE")
+            .args([
+                "compare",
+                "echo score 100",
+                "echo score 120",
+                "--metric",
+                SCORE,
+            ])
+            .args(["--min-runs", "3", "--max-runs", "6", "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out.stderr))
+    };
+    let (code, err) = compare(&["--no-store"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = compare(&["--no-store", "--fail-on", "slower"]);
+    assert_eq!(code, Some(6), "{err}");
+    assert!(!mark.exists(), "git ran without a store");
+    let store = dir.path().join("results.db");
+    let (code, err) = compare(&["--store", store.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("stored result #1"), "{err}");
+    assert!(mark.exists(), "git did not run to store the result");
+}
