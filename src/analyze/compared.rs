@@ -7,8 +7,9 @@ use super::rows::{interleaving, runs, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Unapplied};
+use crate::doc::{Imported, IntervalKind};
 use crate::run::command::CommandSpec;
-use crate::run::{Imported, RunRecord, Status};
+use crate::run::{RunRecord, Status};
 use crate::stats::sequential::evaluate;
 use std::time::Duration;
 
@@ -118,7 +119,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                 analyze: Some(Imported {
                     files: data.files.clone(),
                     format: data.format.clone(),
-                    interval: "fixed".into(),
+                    interval: IntervalKind::Fixed,
                     interleaved: order.interleaved(),
                     layouts: None,
                 }),

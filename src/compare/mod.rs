@@ -271,7 +271,7 @@ pub struct CompareReport {
     pub elapsed_s: f64,
     pub runs: Vec<RunRecord>,
     /// Present when `analyze` read the runs from files instead of running them.
-    pub analyze: Option<crate::run::Imported>,
+    pub analyze: Option<crate::doc::Imported>,
 }
 
 impl CompareReport {

@@ -66,6 +66,15 @@ impl Source {
         formats.filter(|f| !f.is_empty()).map(Source::Files)
     }
 
+    /// The formats of both, in the order read (files merged); `self` when
+    /// either is not rows from files.
+    pub fn merged(&self, other: &Source) -> Source {
+        match other {
+            Source::Files(formats) => formats.iter().fold(self.clone(), |s, &f| s.with(f)),
+            _ => self.clone(),
+        }
+    }
+
     /// The same with `format` merged in (a second file of another format).
     pub fn with(&self, format: FileFormat) -> Source {
         match self {

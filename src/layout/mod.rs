@@ -530,7 +530,7 @@ pub struct LayoutReport {
     /// builds' default layouts. Absent without `--explain`.
     pub explain: Option<explanation::Explain>,
     /// Present when `analyze` read the runs from files instead of running them.
-    pub analyze: Option<crate::run::Imported>,
+    pub analyze: Option<crate::doc::Imported>,
     /// Present when `analyze` merged the shard results of a plan.
     pub shards: Option<merged::Merged>,
 }
