@@ -7,6 +7,7 @@ pub mod analyze;
 pub mod cli;
 pub mod code;
 pub mod compare;
+pub mod doc;
 pub mod elf;
 pub mod history;
 pub mod layout;

@@ -94,6 +94,7 @@ const TESTS: &[(&str, StoreTest)] = &[
         "directions",
         stored_and_reanalyzed_reports_keep_each_metrics_direction,
     ),
+    ("every_kind", every_stored_kind_reads_back_into_its_type),
 ];
 
 fn on_sqlite(test: StoreTest) {
@@ -135,6 +136,11 @@ fn sqlite_gate() {
 #[test]
 fn sqlite_directions() {
     on_sqlite(stored_and_reanalyzed_reports_keep_each_metrics_direction);
+}
+
+#[test]
+fn sqlite_every_kind() {
+    on_sqlite(every_stored_kind_reads_back_into_its_type);
 }
 
 #[test]
@@ -480,6 +486,199 @@ fn a_baseline_catches_a_slower_command_and_fails_the_gate(dir: &Path, store: &st
     let out = ghostbench(dir, store, &["compare", "--baseline", "nope", "true"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--save-baseline nope"));
+}
+
+/// Issue 24 point 3: one result of every kind the store keeps (compare,
+/// a failed compare, baseline, compare against a baseline, analyze of two
+/// names, of three names (an array), of layouts, layout, and a version 2
+/// layout document imported), each read back from `history show ID --json`
+/// into its type (`ghostbench::doc`); the old layout document through the
+/// migration, shown as it was written. A document whose key moved is
+/// refused by `history import` with one line and exit 1, and nothing stored.
+fn every_stored_kind_reads_back_into_its_type(dir: &Path, store: &str) {
+    use ghostbench::doc::{Document, Stored};
+    if !common::require_tool("cc") {
+        return;
+    }
+    let quick = [
+        "--metric",
+        SCORE,
+        "--min-runs",
+        "3",
+        "--max-runs",
+        "6",
+        "--quiet",
+    ];
+    let run = |args: &[&str], code: i32| {
+        let out = ghostbench(dir, store, args);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    };
+    let quickly = |head: &[&str], code: i32| {
+        let args: Vec<&str> = head.iter().chain(&quick).copied().collect();
+        run(&args, code);
+    };
+    quickly(&["compare", "echo score 100", "echo score 120"], 0);
+    quickly(&["compare", "echo score 100", "false"], 3);
+    quickly(&["compare", "--save-baseline", "main", "echo score 100"], 0);
+    quickly(&["compare", "--baseline", "main", "echo score 120"], 0);
+    let csv = data_csv(dir);
+    run(&["analyze", csv.to_str().unwrap(), "--quiet"], 0);
+    let three = dir.join("three.csv");
+    let mut rows = String::from("name,value\n");
+    for i in 0..10 {
+        let x = 1.0 + 0.01 * i as f64;
+        rows += &format!("A,{x}\nB,{}\nC,{}\n", x * 1.2, x);
+    }
+    std::fs::write(&three, rows).unwrap();
+    run(&["analyze", three.to_str().unwrap(), "--quiet"], 0);
+    let layouts = dir.join("layouts.csv");
+    let mut rows = String::from("layout,name,value\n");
+    for l in 0..4 {
+        for r in 0..3 {
+            let x = 1.0 + 0.01 * ((l * 3 + r) % 5) as f64;
+            rows += &format!("{l},A,{x}\n{l},B,{}\n", x * 1.3);
+        }
+    }
+    std::fs::write(&layouts, rows).unwrap();
+    run(&["analyze", layouts.to_str().unwrap(), "--quiet"], 0);
+    let src = common::fixture("layout", "placed.c");
+    let src = src.display();
+    let layout_json = dir.join("every-layout.json");
+    run(
+        &[
+            "layout",
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -DWORK=50 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--metric",
+            PLACED_COST,
+            "--layouts",
+            "3",
+            "--rounds",
+            "2",
+            "--quiet",
+            "--json",
+            layout_json.to_str().unwrap(),
+        ],
+        0,
+    );
+    // The same layout document as version 2 wrote it: `controlled.trimmed`,
+    // no `fragility` or `placement_points`.
+    let mut old = read_json(&layout_json);
+    old["schema_version"] = serde_json::json!(2);
+    for row in old["matrix"].as_array_mut().unwrap() {
+        if let Some(c) = row["comparison"].as_object_mut() {
+            c.remove("fragility");
+            c.remove("placement_points");
+            if let Some(controlled) = c.get_mut("controlled").and_then(|v| v.as_object_mut()) {
+                controlled.insert("trimmed".into(), serde_json::json!(0.2));
+            }
+        }
+    }
+    old["environment"]["timestamp_unix"] = serde_json::json!(1_600_000_000);
+    let old_path = dir.join("layout-v2.json");
+    std::fs::write(&old_path, old.to_string()).unwrap();
+    run(&["history", "import", old_path.to_str().unwrap()], 0);
+    // A key that moved: refused with one line, nothing stored.
+    let mut moved = read_json(&layout_json);
+    for row in moved["matrix"].as_array_mut().unwrap() {
+        if let Some(c) = row["comparison"].as_object_mut() {
+            let verdict = c.remove("verdict").unwrap();
+            c.insert("decision".into(), verdict);
+        }
+    }
+    moved["environment"]["timestamp_unix"] = serde_json::json!(1_500_000_000);
+    let moved_path = dir.join("moved.json");
+    std::fs::write(&moved_path, moved.to_string()).unwrap();
+    let before = sql(store, "SELECT COUNT(*) FROM experiments");
+    let out = ghostbench(
+        dir,
+        store,
+        &["history", "import", moved_path.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let error = text(&out.stderr);
+    assert_eq!(error.trim().lines().count(), 1, "{error}");
+    assert!(
+        error.contains("`verdict`") && error.contains("moved.json"),
+        "{error}"
+    );
+    assert_eq!(sql(store, "SELECT COUNT(*) FROM experiments"), before);
+
+    // Every stored result, shown as JSON, reads into its type.
+    let out = ghostbench(dir, store, &["history", "--limit", "100"]);
+    let listing = text(&out.stdout);
+    let mut kinds = Vec::new();
+    for line in listing.lines().skip(1) {
+        let id = line.split_whitespace().next().unwrap();
+        let shown = dir.join(format!("every{id}.json"));
+        let out = ghostbench(
+            dir,
+            store,
+            &[
+                "history",
+                "show",
+                id,
+                "--json",
+                shown.to_str().unwrap(),
+                "--quiet",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out.stderr));
+        let written = std::fs::read_to_string(&shown).unwrap();
+        let stored = Stored::parse(&written)
+            .unwrap_or_else(|e| panic!("result {id} does not read as its type: {e}"));
+        let kind = match &stored {
+            Stored::Many(items) => format!("analyze[{}]", items.len()),
+            Stored::One(Document::Compare(c)) => match (&c.analyze, c.status.state.name()) {
+                (Some(_), state) => format!("analyze compare {state}"),
+                (None, state) => format!("compare {state}"),
+            },
+            Stored::One(Document::Layout(l)) => match &l.analyze {
+                Some(_) => "analyze layout".to_string(),
+                None => format!("layout v{}", read_json(&shown)["schema_version"]),
+            },
+            Stored::One(Document::Baseline(b)) => format!("baseline {}", b.commands.len()),
+        };
+        assert!(
+            line.contains(stored.verb()),
+            "{line} is not {}",
+            stored.verb()
+        );
+        kinds.push(kind);
+    }
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            "analyze compare imported",
+            "analyze layout",
+            "analyze[2]",
+            "baseline 1",
+            // The second is against the baseline, its command run again.
+            "compare decided",
+            "compare decided",
+            "compare failed",
+            "layout v2",
+            "layout v3",
+        ],
+        "{listing}"
+    );
+    // The version 2 document is shown as it was written, not migrated.
+    let old_id = listing
+        .lines()
+        .skip(1)
+        .find(|l| l.contains("2020-09-13"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listing}"));
+    let shown = read_json(&dir.join(format!("every{old_id}.json")));
+    assert_eq!(shown, old);
 }
 
 fn data_csv(dir: &Path) -> PathBuf {
@@ -1306,4 +1505,56 @@ fn a_postgres_password_is_not_stored() {
             && stderr.lines().count() == 1,
         "{stderr}"
     );
+}
+
+/// Issue 24: git runs only to store a result. A `git` on PATH that leaves a
+/// mark: `--no-store` (with or without `--fail-on`) leaves none, a stored
+/// result does.
+#[test]
+fn git_runs_only_when_the_result_is_stored() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let mark = dir.path().join("git-ran");
+    let git = bin.join("git");
+    std::fs::write(
+        &git,
+        format!("#!/bin/sh\necho ran >> '{}'\nexit 1\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let compare = |extra: &[&str]| {
+        let out = common::ghostbench()
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env_remove("GHOSTBENCH_STORE")
+            .args([
+                "compare",
+                "echo score 100",
+                "echo score 120",
+                "--metric",
+                SCORE,
+            ])
+            .args(["--min-runs", "3", "--max-runs", "6", "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out.stderr))
+    };
+    let (code, err) = compare(&["--no-store"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = compare(&["--no-store", "--fail-on", "slower"]);
+    assert_eq!(code, Some(6), "{err}");
+    assert!(!mark.exists(), "git ran without a store");
+    let store = dir.path().join("results.db");
+    let (code, err) = compare(&["--store", store.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("stored result #1"), "{err}");
+    assert!(mark.exists(), "git did not run to store the result");
 }

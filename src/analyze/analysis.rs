@@ -6,6 +6,7 @@
 
 use super::input::{self, Loaded};
 use super::{compared, ghost, layouts, shards, AnalyzeOptions, AnalyzeReport};
+use crate::doc::Schema;
 use anyhow::{bail, Result};
 
 /// Read `options.files` and analyze them as one data set, or re-analyze one
@@ -29,7 +30,7 @@ pub fn run(options: &AnalyzeOptions) -> Result<AnalyzeReport> {
                     );
                 }
                 let file = path.display().to_string();
-                return if schema == "ghostbench.layout" {
+                return if schema == Schema::Layout.name() {
                     ghost::layout(&doc, &file, options).map(|r| AnalyzeReport::Layout(Box::new(r)))
                 } else {
                     ghost::compare(&doc, &file, options).map(|r| AnalyzeReport::Compare(vec![r]))

@@ -148,7 +148,7 @@ pub fn against(
         candidate.push_str(" (now)");
     }
     let data = Dataset {
-        format: "baseline".into(),
+        format: crate::doc::Source::Baseline,
         files: vec![
             format!(
                 "baseline {} (result #{})",

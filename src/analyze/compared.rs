@@ -7,9 +7,10 @@ use super::rows::{interleaving, runs, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Unapplied};
+use crate::doc::{Imported, IntervalKind};
 use crate::limits;
 use crate::run::command::CommandSpec;
-use crate::run::{Imported, RunRecord, Status};
+use crate::run::{RunRecord, Status};
 use crate::stats::sequential::evaluate;
 use anyhow::{bail, Result};
 use std::time::Duration;
@@ -113,7 +114,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
             let commands = [spec(0), spec(candidate)];
             let state = compare::State::Imported;
             let report = CompareReport {
-                schema: "ghostbench.compare",
+                schema: crate::doc::Schema::Compare.name(),
                 schema_version: compare::SCHEMA_VERSION,
                 commands: commands.to_vec(),
                 settings: CompareOptions {
@@ -149,7 +150,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                 analyze: Some(Imported {
                     files: data.files.clone(),
                     format: data.format.clone(),
-                    interval: "fixed".into(),
+                    interval: IntervalKind::Fixed,
                     interleaved: order.interleaved(),
                     layouts: None,
                 }),

@@ -20,11 +20,12 @@ use super::rows::{check, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Interval, Note, Reanalysis, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Order};
+use crate::doc::{Imported, IntervalKind, Schema, Source};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::metric::{HigherIsBetter, MetricSpec, Unit};
-use crate::run::{Imported, RunRecord};
+use crate::run::RunRecord;
 use crate::stats::hierarchical::Estimator;
 use crate::stats::sequential::{evaluate, Look, Sequential, StoppingRule};
 use anyhow::{bail, Context, Result};
@@ -303,7 +304,7 @@ pub fn compare(
         command_line: options.command_line.clone(),
     };
     let report = CompareReport {
-        schema: "ghostbench.compare",
+        schema: crate::doc::Schema::Compare.name(),
         schema_version: compare::SCHEMA_VERSION,
         commands: commands.to_vec(),
         settings: options_out,
@@ -333,8 +334,8 @@ pub fn compare(
             },
             None => Imported {
                 files: vec![file.to_string()],
-                format: "ghostbench.compare".into(),
-                interval: "sequential".into(),
+                format: Source::Ghost(Schema::Compare),
+                interval: IntervalKind::Sequential,
                 interleaved: Some(true),
                 layouts: None,
             },
@@ -494,8 +495,8 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
         },
         None => Imported {
             files: vec![file.to_string()],
-            format: "ghostbench.layout".into(),
-            interval: "fixed".into(),
+            format: Source::Ghost(Schema::Layout),
+            interval: IntervalKind::Fixed,
             interleaved: Some(true),
             layouts: None,
         },

@@ -6,6 +6,7 @@
 
 use super::json_count::{is_ghostbench, json_values};
 use super::Note;
+use crate::doc::{FileFormat, Schema, Source};
 use crate::limits::{self, Input};
 use crate::run::metric::Unit;
 use anyhow::{bail, Context, Result};
@@ -65,7 +66,7 @@ pub struct Name {
 #[derive(Debug, Clone)]
 pub struct Dataset {
     /// `csv` or `hyperfine` (`csv+hyperfine` when both were merged).
-    pub format: String,
+    pub format: Source,
     pub files: Vec<String>,
     /// In file order; the first is the baseline.
     pub names: Vec<Name>,
@@ -79,9 +80,9 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    fn new(format: &str, file: &str, layouts: bool, order: Order) -> Dataset {
+    fn new(format: FileFormat, file: &str, layouts: bool, order: Order) -> Dataset {
         Dataset {
-            format: format.into(),
+            format: Source::Files(vec![format]),
             files: vec![file.into()],
             names: Vec::new(),
             metrics: Vec::new(),
@@ -197,7 +198,10 @@ pub fn read(path: &Path) -> Result<Loaded> {
 /// A JSON document: a ghostbench report or hyperfine's `--export-json`.
 fn json(file: &str, doc: Value) -> Result<Loaded> {
     if let Some(schema) = doc.get("schema").and_then(Value::as_str) {
-        if schema == "ghostbench.compare" || schema == "ghostbench.layout" {
+        if [Schema::Compare, Schema::Layout]
+            .map(Schema::name)
+            .contains(&schema)
+        {
             return Ok(Loaded::Ghost {
                 schema: schema.to_string(),
                 doc,
@@ -227,7 +231,7 @@ fn hyperfine(file: &str, doc: &Value) -> Result<Dataset> {
     if results.is_empty() {
         bail!("{file}: `results` is empty");
     }
-    let mut data = Dataset::new("hyperfine", file, false, Order::Blocks);
+    let mut data = Dataset::new(FileFormat::Hyperfine, file, false, Order::Blocks);
     let metric = data.metric_index("wall", Unit::Seconds);
     let mut failures = Vec::new();
     for (i, result) in results.iter().enumerate() {
@@ -352,7 +356,7 @@ pub fn csv(file: &str, text: &str) -> Result<Dataset> {
     } else {
         Order::Unknown
     };
-    let mut data = Dataset::new("csv", file, layout_col.is_some(), order);
+    let mut data = Dataset::new(FileFormat::Csv, file, layout_col.is_some(), order);
     for record in reader.records() {
         let record = record.map_err(|e| anyhow::anyhow!("{file}: {}", csv_error(&e)))?;
         let line = record.position().map_or(0, |p| p.line());
@@ -450,9 +454,7 @@ pub fn merge(sets: Vec<Dataset>) -> Result<Dataset> {
                 }
             );
         }
-        if !merged.format.split('+').any(|f| f == set.format) {
-            merged.format = format!("{}+{}", merged.format, set.format);
-        }
+        merged.format = merged.format.merged(&set.format);
         merged.files.extend(set.files.iter().cloned());
         merged.order = match (merged.order, set.order) {
             (Order::Rounds, Order::Rounds) => Order::Rounds,

@@ -5,10 +5,11 @@
 use super::input::Dataset;
 use super::rows::{interleaving, runs, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Interleaving, Note, DEFAULT_ALPHA, DEFAULT_MARGIN};
+use crate::doc::{Imported, IntervalKind};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::environment::Environment;
 use crate::run::metric::Unit;
-use crate::run::{Imported, RunRecord, Status};
+use crate::run::{RunRecord, Status};
 use crate::stats::hierarchical::Estimator;
 use crate::stats::verdict::Verdict;
 use anyhow::{bail, Result};
@@ -105,7 +106,7 @@ pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<Analyze
     let imported = Imported {
         files: data.files.clone(),
         format: data.format.clone(),
-        interval: "fixed".into(),
+        interval: IntervalKind::Fixed,
         interleaved: ordering.interleaved(),
         layouts: Some(labels_by_seed),
     };
@@ -167,7 +168,7 @@ pub fn layout_from_runs(
         .chain(layout::experiment::unapplied(options, &matrix))
         .collect();
     let report = LayoutReport {
-        schema: "ghostbench.layout",
+        schema: crate::doc::Schema::Layout.name(),
         schema_version: layout::SCHEMA_VERSION,
         builds: options.builds.clone(),
         settings: layout::Settings {

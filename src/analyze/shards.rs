@@ -17,6 +17,7 @@
 
 use super::layouts::{layout_from_runs, metric_names};
 use super::{AnalyzeOptions, Analyzed};
+use crate::doc::{Imported, IntervalKind, Schema, Source};
 use crate::layout::shard::{
     shard_file_name, Merged, MergedShard, ModelComparison, ModelEstimate, NextWave, Plan,
     ShardProblem, ShardResult, ShardStatus, PLAN_FILE,
@@ -24,7 +25,7 @@ use crate::layout::shard::{
 use crate::layout::shard_run::wave_alpha_share;
 use crate::layout::{self, LayoutRun, MachineEffect, Undecided, MIN_VARIANTS};
 use crate::run::environment::Environment;
-use crate::run::{Imported, Status};
+use crate::run::Status;
 use crate::stats::hierarchical::{trimmed_t, TRIM};
 use crate::stats::interaction::equal_trimmed_means;
 use crate::stats::verdict::{decide, Verdict};
@@ -241,8 +242,8 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
         .unwrap_or_else(|| super::rows::unknown_environment(&options.command_line));
     let imported = Imported {
         files: vec![dir.display().to_string()],
-        format: crate::layout::shard::SHARD_SCHEMA.into(),
-        interval: "fixed".into(),
+        format: Source::Ghost(Schema::Shard),
+        interval: IntervalKind::Fixed,
         interleaved: Some(true),
         layouts: None,
     };

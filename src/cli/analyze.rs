@@ -4,10 +4,11 @@
 use super::args::{DecisionArgs, ALPHA_HELP, DEFAULT_ALPHA, DEFAULT_MARGIN_PERCENT, MARGIN_HELP};
 use super::emit::{self as emit_file, EmitArgs};
 use super::exit;
+use super::finish::{keep, write, Gate, Keep, Render};
 use super::layout::EstimatorArg;
 use super::output::{errln, outln};
 use super::output::{Content, Format, OutputArgs};
-use super::store::{record_of, save, FailOnArgs, StoreArgs};
+use super::store::{FailOnArgs, StoreArgs};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{self, AnalyzeOptions};
 use crate::layout::shard::{Plan, PLAN_FILE};
@@ -91,33 +92,47 @@ pub fn run(args: AnalyzeArgs) -> Result<i32> {
     }
     let output = &args.output;
     super::output::print_terminal(&reports.terminal(output.color()), output.color());
-    // The JSON document goes straight into its file: with a million runs a
-    // side its text is 700 MB.
-    output.files().write_content(|format| match format {
-        Format::Json => Ok(Content::Written(Box::new(|path| reports.write_json(path)))),
-        Format::Markdown => Ok(Content::Text(reports.markdown())),
-        Format::Html => Ok(Content::Text(reports.html())),
-        Format::Sarif => Err(format.unsupported("analyze", FORMATS)),
-    })?;
+    write("analyze", FORMATS, output.files(), &reports)?;
     // The record (the whole document as a value, every run) is made only
     // when it is stored or --fail-on reads its verdicts; past
     // limits::MAX_STORED_RUNS it is made without the runs (about 2 KB each
     // while recorded).
-    let record = if args.store.location().is_some() || !args.fail_on.verdicts()?.is_empty() {
-        let most = crate::limits::MAX_STORED_RUNS;
-        let record = record_of("analyze", &reports.stored_document(most)?)?;
-        if args.store.location().is_some() && reports.run_count() > most {
-            errln!("note: {}", render::runs_left_out(reports.run_count(), most));
-        }
-        save(&args.store, &record, None);
-        Some(record)
-    } else {
-        None
-    };
+    let most = crate::limits::MAX_STORED_RUNS;
+    if args.store.location().is_some() && reports.run_count() > most {
+        errln!("note: {}", render::runs_left_out(reports.run_count(), most));
+    }
+    let code = keep(
+        exit::OK,
+        || reports.stored_document(most),
+        &Keep {
+            verb: "analyze",
+            store: &args.store,
+            fail_on: &args.fail_on,
+            baseline: None,
+            must_store: false,
+            gate: Gate::Apply,
+        },
+    )?;
     if let Some(results) = results {
         emit_next_wave(&args.emit, &results, &reports)?;
     }
-    Ok(record.map_or(exit::OK, |r| args.fail_on.exit_code(exit::OK, &r.verdicts)))
+    Ok(code)
+}
+
+impl Render for Reports {
+    fn json(&self) -> Result<String> {
+        Reports::json(self)
+    }
+    /// Straight into its file: with a million runs a side its text is 700 MB.
+    fn json_content(&self) -> Result<Content<'_>> {
+        Ok(Content::Written(Box::new(|path| self.write_json(path))))
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(Reports::markdown(self)))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(Ok(Reports::html(self)))
+    }
 }
 
 /// `analyze DIR/results/ --emit ENGINE`: the job file of the wave the merge

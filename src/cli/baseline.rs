@@ -7,9 +7,10 @@
 //! `analyze`'s; this file is the glue.
 
 use super::exit;
+use super::finish::{self as ending, Keep, Render};
 use super::output::errln;
 use super::output::{json, Format, OutputArgs};
-use super::store::{record_of, save, FailOnArgs, StoreArgs};
+use super::store::{FailOnArgs, StoreArgs};
 use crate::analyze::baseline::{against, allowance, Current, Drift, Value};
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{AnalyzeOptions, AnalyzeReport};
@@ -39,28 +40,47 @@ pub fn save_baseline(
     spawn::install_interrupt_handler();
     let measured = measure(options, 0)?;
     super::output::print_terminal(&single::terminal(&measured, name), false);
-    let document = serde_json::to_value(&measured)?;
-    output.files().write(|format| match format {
-        Format::Json => json(&measured),
-        Format::Markdown => Ok(single::markdown(&measured, name)),
-        Format::Html => Ok(single::html(&measured, name)),
-        Format::Sarif => Err(format.unsupported("compare", FORMATS)),
-    })?;
-    let code = match measured.status.state {
-        State::Decided | State::BudgetExhausted | State::Imported => exit::OK,
-        State::Failed => exit::RUN_FAILED,
-        State::Interrupted => exit::interrupted(),
+    let code = exit::of_compare(&measured.status.state);
+    let files = Measured {
+        measured: &measured,
+        name,
     };
     super::output::print_stop_cause(code, measured.status.message.as_deref());
-    let record = record_of("baseline", &document)?;
-    if code != exit::OK {
-        save(store, &record, None);
-        return Ok(code);
+    ending::finish(
+        "compare",
+        FORMATS,
+        output.files(),
+        &files,
+        code,
+        || Ok(serde_json::to_value(&measured)?),
+        &Keep {
+            verb: "baseline",
+            store,
+            fail_on: &FailOnArgs::default(),
+            // A failed measurement is stored, and is no baseline.
+            baseline: (code == exit::OK).then_some((name, 0, rerun.as_deref())),
+            must_store: code == exit::OK,
+            gate: ending::Gate::Apply,
+        },
+    )
+}
+
+/// A baseline measurement's report files.
+struct Measured<'a> {
+    measured: &'a crate::compare::single::Single,
+    name: &'a str,
+}
+
+impl Render for Measured<'_> {
+    fn json(&self) -> Result<String> {
+        json(self.measured)
     }
-    if save(store, &record, Some((name, 0, rerun.as_deref()))).is_none() {
-        bail!("baseline {name:?} was measured but not stored (see the warning above)");
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(single::markdown(self.measured, self.name)))
     }
-    Ok(code)
+    fn html(&self) -> Option<Result<String>> {
+        Some(Ok(single::html(self.measured, self.name)))
+    }
 }
 
 /// The stored baseline `name`, or a one-line error saying how to make one;
@@ -394,13 +414,20 @@ fn finish(
     fail_on: &FailOnArgs,
 ) -> Result<i32> {
     super::output::print_terminal(&reports.terminal(output.color()), output.color());
-    output.files().write(|format| match format {
-        Format::Json => reports.json(),
-        Format::Markdown => Ok(reports.markdown()),
-        Format::Html => Ok(reports.html()),
-        Format::Sarif => Err(format.unsupported(verb, FORMATS)),
-    })?;
-    let record = record_of(verb, &serde_json::from_str(&reports.json()?)?)?;
-    save(store, &record, None);
-    Ok(fail_on.not_applied(exit::OK, &record.verdicts))
+    ending::finish(
+        verb,
+        FORMATS,
+        output.files(),
+        &reports,
+        exit::OK,
+        || reports.document(),
+        &Keep {
+            verb,
+            store,
+            fail_on,
+            baseline: None,
+            must_store: false,
+            gate: ending::Gate::NotApplied,
+        },
+    )
 }

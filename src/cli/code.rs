@@ -1,6 +1,7 @@
 //! `ghostbench code`: arguments, and the glue to `code::run` and the reports.
 
 use super::exit;
+use super::finish::{write, Render};
 use super::output::{json, Format, OutputArgs};
 use crate::code::placement::Geometry;
 use crate::code::uarch::{self, Choice, Uarch, Why};
@@ -126,13 +127,24 @@ pub fn run(args: CodeArgs) -> Result<i32> {
 }
 
 fn write_outputs(report: &CodeReport, options: &CodeOptions, output: &OutputArgs) -> Result<()> {
-    output.files().write(|format| match format {
-        Format::Json => json(report),
-        Format::Markdown => Ok(crate::code::render::markdown(
-            report,
-            options.verbose,
-            options.limit,
-        )),
-        Format::Html | Format::Sarif => Err(format.unsupported("code", FORMATS)),
-    })
+    write("code", FORMATS, output.files(), &Files { report, options })
+}
+
+/// A `code` report's files.
+struct Files<'a> {
+    report: &'a CodeReport,
+    options: &'a CodeOptions,
+}
+
+impl Render for Files<'_> {
+    fn json(&self) -> Result<String> {
+        json(self.report)
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(crate::code::render::markdown(
+            self.report,
+            self.options.verbose,
+            self.options.limit,
+        )))
+    }
 }

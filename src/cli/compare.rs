@@ -3,10 +3,11 @@
 use super::args::{bound, parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::baseline::Plan;
 use super::exit::{self, UsageError};
+use super::finish::{finish, Gate, Keep, Render};
 use super::output::{json, Format, OutputArgs};
-use super::store::{record_of, save, FailOnArgs, StoreArgs};
+use super::store::{FailOnArgs, Naming, StoreArgs};
 use crate::compare::render::{html, json as document, markdown, prose, terminal};
-use crate::compare::{self, CompareOptions, CompareReport, Note, Order, State};
+use crate::compare::{self, CompareOptions, CompareReport, Note, Order};
 use crate::limits::Count;
 use crate::run::command::CommandSpec;
 use crate::run::spawn;
@@ -224,10 +225,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
             Plan::Stored(baseline, why) => return gate.stored(&options, &baseline, why),
         };
         let (report, code) = execute(&options, &args.output, args.verbose, vec![note])?;
-        let document = serde_json::to_value(document::document(&report))?;
-        let record = record_of("compare", &document)?;
-        save(&args.store, &record, None);
-        return Ok(args.fail_on.exit_code(code, &record.verdicts));
+        return end(&report, code, &args, None);
     }
     if let (None, Some(name)) = (&args.command_b, &args.save_baseline) {
         return super::baseline::save_baseline(&options, name, &args.output, &args.store);
@@ -238,22 +236,70 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         .as_deref()
         .and_then(|name| super::baseline::keep(&options.commands[0], &args.store, name));
     let (report, code) = execute(&options, &args.output, args.verbose, Vec::new())?;
-    let record = record_of(
-        "compare",
-        &serde_json::to_value(document::document(&report))?,
-    )?;
     let baseline = args
         .save_baseline
         .as_deref()
         .map(|name| (name, 0, rerun.as_deref()));
     // A failed run's A is no baseline; its result is still stored.
     let baseline = baseline.filter(|_| code == exit::OK);
-    save(&args.store, &record, baseline);
-    Ok(args.fail_on.exit_code(code, &record.verdicts))
+    end(&report, code, &args, baseline)
+}
+
+/// The report files, the record and the exit code of a comparison.
+fn end(
+    report: &CompareReport,
+    code: i32,
+    args: &CompareArgs,
+    baseline: Option<Naming>,
+) -> Result<i32> {
+    let files = Files::new(report);
+    finish(
+        "compare",
+        FORMATS,
+        args.output.files(),
+        &files,
+        code,
+        || Ok(serde_json::to_value(&files.document)?),
+        &Keep {
+            verb: "compare",
+            store: &args.store,
+            fail_on: &args.fail_on,
+            baseline,
+            must_store: false,
+            gate: Gate::Apply,
+        },
+    )
+}
+
+/// A comparison's report files; its document built once, for the file and the record.
+pub struct Files<'a> {
+    report: &'a CompareReport,
+    document: document::Document<'a>,
+}
+
+impl<'a> Files<'a> {
+    pub fn new(report: &'a CompareReport) -> Files<'a> {
+        Files {
+            report,
+            document: document::document(report),
+        }
+    }
+}
+
+impl Render for Files<'_> {
+    fn json(&self) -> Result<String> {
+        json(&self.document)
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(markdown::render(self.report)))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(Ok(html::compare(self.report)))
+    }
 }
 
 /// Run a comparison with a progress bar, print it with `notes` first among
-/// its notes, write the report files.
+/// its notes; the caller writes the report files (`end`).
 pub fn execute(
     options: &CompareOptions,
     output: &OutputArgs,
@@ -273,26 +319,7 @@ pub fn execute(
         &terminal::render_detailed(&report, output.color(), verbose),
         output.color(),
     );
-    write_outputs(&report, output)?;
-    let code = exit_code(&report);
+    let code = exit::of_compare(&report.status.state);
     super::output::print_stop_cause(code, report.status.message.as_deref());
     Ok((report, code))
-}
-
-/// Write `--json`, `--markdown` and `--html`, whatever the status.
-fn write_outputs(report: &CompareReport, output: &OutputArgs) -> Result<()> {
-    output.files().write(|format| match format {
-        Format::Json => json(&document::document(report)),
-        Format::Markdown => Ok(markdown::render(report)),
-        Format::Html => Ok(html::compare(report)),
-        Format::Sarif => Err(format.unsupported("compare", FORMATS)),
-    })
-}
-
-fn exit_code(report: &CompareReport) -> i32 {
-    match report.status.state {
-        State::Decided | State::BudgetExhausted | State::Imported => exit::OK,
-        State::Failed => exit::RUN_FAILED,
-        State::Interrupted => exit::interrupted(),
-    }
 }

@@ -3,7 +3,9 @@
 
 /// Finished: a verdict, or the budget ran out with UNKNOWN.
 pub const OK: i32 = 0;
-/// Bad input or an I/O error (an unwritable report file included); nothing was measured.
+/// Bad input or an I/O error (an unwritable report file included); nothing was
+/// measured. Also a document (imported, stored, re-analyzed) that does not
+/// read as its schema's type: a field moved or missing, a newer version.
 pub const ERROR: i32 = 1;
 /// Bad command-line usage (clap's code, and [`UsageError`]).
 pub const USAGE: i32 = 2;
@@ -37,6 +39,27 @@ pub fn interrupted() -> i32 {
         Some(libc::SIGTERM) => TERMINATED,
         Some(libc::SIGHUP) => HANGUP,
         _ => INTERRUPTED,
+    }
+}
+
+/// The exit code of how a `compare` (or a baseline measurement) ended.
+pub fn of_compare(state: &crate::compare::State) -> i32 {
+    use crate::compare::State;
+    match state {
+        State::Decided | State::BudgetExhausted | State::Imported => OK,
+        State::Failed => RUN_FAILED,
+        State::Interrupted => interrupted(),
+    }
+}
+
+/// The exit code of how a `layout` experiment ended.
+pub fn of_layout(state: crate::layout::State) -> i32 {
+    use crate::layout::State;
+    match state {
+        State::Finished | State::BudgetExhausted | State::Imported => OK,
+        State::BuildFailed => BUILD_FAILED,
+        State::RunFailed => RUN_FAILED,
+        State::Interrupted => interrupted(),
     }
 }
 

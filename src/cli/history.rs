@@ -3,10 +3,12 @@
 //! written, and the other formats re-rendered from it through `analyze`), and
 //! `history --html FILE`, the trend page of one metric.
 
+use super::finish::{write, Render};
 use super::output::{errln, json, Format, OutputArgs, ReportFiles};
 use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{ghost, AnalyzeOptions, AnalyzeReport};
+use crate::doc::{Document, Stored};
 use crate::history::{self, render as words};
 use crate::limits::{self, Input};
 use crate::store::Filter;
@@ -132,23 +134,15 @@ fn import(args: ImportArgs) -> Result<i32> {
         crate::analyze::json_count::json_values(&path.display().to_string(), &text)?;
         let doc: Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
-        let first = if let Value::Array(items) = &doc {
-            items.first().unwrap_or(&doc)
-        } else {
-            &doc
-        };
-        let verb = if first.get("analyze").is_some() {
-            "analyze"
-        } else {
-            match first["schema"].as_str() {
-                Some("ghostbench.layout") => "layout",
-                Some("ghostbench.baseline") => "baseline",
-                _ => "compare",
-            }
-        };
+        let stored = Stored::read(&doc).with_context(|| {
+            format!(
+                "{}: not a report history show can read (nothing stored)",
+                path.display()
+            )
+        })?;
         // Stored only what `history show` can read back, by its own reader.
-        if verb != "baseline" {
-            readable(&doc, &path.display().to_string()).with_context(|| {
+        if !matches!(stored, Stored::One(Document::Baseline(_))) {
+            readable(&stored, &doc, &path.display().to_string()).with_context(|| {
                 format!(
                     "{}: not a report history show can read (nothing stored)",
                     path.display()
@@ -156,8 +150,7 @@ fn import(args: ImportArgs) -> Result<i32> {
             })?;
         }
         // Where the file was made is unknown: no git state, no host.
-        let record = crate::store::Record::from_document(verb, &doc, None, None)
-            .with_context(|| path.display().to_string())?;
+        let record = crate::store::Record::from_stored(stored.verb(), &stored, &doc, None, None);
         let (store, location) = match &mut opened {
             Some(open) => open,
             None => {
@@ -185,7 +178,8 @@ fn import(args: ImportArgs) -> Result<i32> {
     Ok(super::exit::OK)
 }
 
-/// `history show ID`.
+/// `history show ID`: the stored document read as its type first (one that
+/// does not, whose keys moved, is an error naming the field).
 fn show(args: ShowArgs) -> Result<i32> {
     // No report file is the store: it would be written over it.
     args.store.check(&args.output.files())?;
@@ -200,25 +194,18 @@ fn show(args: ShowArgs) -> Result<i32> {
     };
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("result #{}: the stored document is not JSON", args.id))?;
+    let stored = Stored::read(&doc).with_context(|| format!("result #{}", args.id))?;
     let label = format!("result #{}", args.id);
     let output = &args.output;
-    if doc["schema"] == "ghostbench.baseline" {
-        super::output::print_terminal(&words::baseline(&doc), false);
-        output.files().write(|format| match format {
-            Format::Json => json(&doc),
-            Format::Markdown => Ok(crate::report::escape::markdown_block(
-                &words::baseline(&doc),
-                "text",
-            )),
-            Format::Html => Ok(crate::report::html::page(
-                &label,
-                &format!(
-                    "<pre>{}</pre>",
-                    crate::report::escape::html(&words::baseline(&doc))
-                ),
-            )),
-            Format::Sarif => Err(format.unsupported("history show", FORMATS)),
-        })?;
+    if let Stored::One(Document::Baseline(baseline)) = &stored {
+        let text = words::baseline(baseline);
+        super::output::print_terminal(&text, false);
+        let files = Shown {
+            doc: &doc,
+            label: &label,
+            reports: Ok(Rerendered::Text(text)),
+        };
+        write("history show", FORMATS, output.files(), &files)?;
         return Ok(super::exit::OK);
     }
     // A stored run that failed before it measured anything has nothing to
@@ -231,11 +218,11 @@ fn show(args: ShowArgs) -> Result<i32> {
             super::output::print_terminal(&format!("{label} ({verb}): {why}\n"), false);
             Err(why)
         }
-        None => match rerender(&doc, &label) {
+        None => match rerender(&stored, &doc, &label) {
             Ok(reports) => Ok(reports),
             Err(error) => {
                 super::output::print_terminal(
-                    &format!("{label} ({verb}): {}\n", words::status(&doc)),
+                    &format!("{label} ({verb}): {}\n", words::status(stored.status())),
                     false,
                 );
                 Err(format!("{error:#}"))
@@ -245,19 +232,12 @@ fn show(args: ShowArgs) -> Result<i32> {
     if let Ok(reports) = &reports {
         super::output::print_terminal(&reports.terminal(output.color()), output.color());
     }
-    output.files().write(|format| match (format, &reports) {
-        // The document as it was written, not a re-analysis.
-        (Format::Json, _) => json(&doc),
-        (Format::Markdown, Ok(reports)) => Ok(reports.markdown()),
-        (Format::Html, Ok(reports)) => Ok(reports.html()),
-        (Format::Markdown | Format::Html, Err(cause)) => {
-            bail!(
-                "{label} cannot be re-rendered as {}: {cause}",
-                format.flag()
-            )
-        }
-        (Format::Sarif, _) => Err(format.unsupported("history show", FORMATS)),
-    })?;
+    let files = Shown {
+        doc: &doc,
+        label: &label,
+        reports: reports.map(Rerendered::Reports),
+    };
+    write("history show", FORMATS, output.files(), &files)?;
     Ok(super::exit::OK)
 }
 
@@ -270,24 +250,61 @@ fn runs_left_out(doc: &Value) -> Option<u64> {
     first["runs_left_out"].as_u64().filter(|&n| n > 0)
 }
 
-/// Whether `history show` can read `doc`: it re-renders, or it is a run
-/// that stopped (failed or interrupted), whose status `show` prints, or a
-/// result stored without its runs, whose document `show` writes.
-fn readable(doc: &Value, label: &str) -> Result<()> {
+/// What `history show` re-rendered: a baseline's text, or the reports.
+enum Rerendered {
+    Text(String),
+    Reports(Reports),
+}
+
+/// `history show`'s report files: the document as it was written (not a
+/// re-analysis), and the other formats re-rendered, or why they cannot be.
+struct Shown<'a> {
+    doc: &'a Value,
+    label: &'a str,
+    reports: std::result::Result<Rerendered, String>,
+}
+
+impl Shown<'_> {
+    fn rerendered(&self, flag: &str, render: impl Fn(&Rerendered) -> String) -> Result<String> {
+        match &self.reports {
+            Ok(r) => Ok(render(r)),
+            Err(cause) => bail!("{} cannot be re-rendered as {flag}: {cause}", self.label),
+        }
+    }
+}
+
+impl Render for Shown<'_> {
+    fn json(&self) -> Result<String> {
+        json(self.doc)
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(self.rerendered("--markdown", |r| match r {
+            Rerendered::Text(text) => crate::report::escape::markdown_block(text, "text"),
+            Rerendered::Reports(reports) => reports.markdown(),
+        }))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(self.rerendered("--html", |r| match r {
+            Rerendered::Text(text) => crate::report::html::page(
+                self.label,
+                &format!("<pre>{}</pre>", crate::report::escape::html(text)),
+            ),
+            Rerendered::Reports(reports) => reports.html(),
+        }))
+    }
+}
+
+/// Whether `history show` can read a document: it re-renders, or it is a
+/// run that stopped (failed or interrupted), whose status `show` prints, or
+/// a result stored without its runs, whose document `show` writes.
+fn readable(stored: &Stored, doc: &Value, label: &str) -> Result<()> {
     if runs_left_out(doc).is_some() {
         return Ok(());
     }
-    let error = match rerender(doc, label) {
-        Ok(_) => return Ok(()),
-        Err(error) => error,
-    };
-    let first = match doc {
-        Value::Array(items) => items.first().unwrap_or(doc),
-        one => one,
-    };
-    match first["status"]["state"].as_str() {
-        Some("failed" | "interrupted") => Ok(()),
-        _ => Err(error),
+    match rerender(stored, doc, label) {
+        Ok(_) => Ok(()),
+        Err(_) if stored.status().state.stopped() => Ok(()),
+        Err(error) => Err(error),
     }
 }
 
@@ -296,20 +313,23 @@ pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
 
 /// A stored compare or layout document (or `analyze`'s array of compare
 /// documents) as reports, through `analyze` with the document's own settings.
-fn rerender(doc: &Value, label: &str) -> Result<Reports> {
+fn rerender(stored: &Stored, doc: &Value, label: &str) -> Result<Reports> {
     let options = AnalyzeOptions::default();
-    let report = match doc {
-        Value::Array(items) => {
+    let report = match (stored, doc) {
+        (Stored::Many(_), Value::Array(items)) => {
             let mut reports = Vec::new();
             for item in items {
                 reports.push(ghost::compare(item, label, &options)?);
             }
             AnalyzeReport::Compare(reports)
         }
-        one if one["schema"] == "ghostbench.layout" => {
+        (Stored::One(Document::Layout(_)), one) => {
             AnalyzeReport::Layout(Box::new(ghost::layout(one, label, &options)?))
         }
-        one => AnalyzeReport::Compare(vec![ghost::compare(one, label, &options)?]),
+        (Stored::One(Document::Compare(_)), one) => {
+            AnalyzeReport::Compare(vec![ghost::compare(one, label, &options)?])
+        }
+        (_, _) => bail!("{label}: a baseline measurement has no report to re-render"),
     };
     Ok(render::reports(report))
 }

@@ -3,14 +3,15 @@
 use super::args::{bound, parse_duration, DecisionArgs, MetricArgs, RunArgs};
 use super::emit::{self as emit_file, EmitArgs, PlanFacts};
 use super::exit::{self, usage};
+use super::finish::{finish, write, Gate, Keep, Render};
 use super::output::{errln, outln};
 use super::output::{json, Format, OutputArgs};
-use super::store::{record_of, save, FailOnArgs, StoreArgs};
+use super::store::{FailOnArgs, StoreArgs};
 use crate::layout::render::{html, json as document, text as report};
 use crate::layout::shard::{results_dir, Plan};
 use crate::layout::shard_run::{self, RunPlace};
 use crate::layout::variants::Source;
-use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase, State};
+use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, Phase};
 use crate::limits::Count;
 use crate::report::escape::shell;
 use crate::run::spawn;
@@ -285,13 +286,57 @@ pub fn run(args: LayoutArgs) -> Result<i32> {
     if let Some(dir) = &args.plan_only {
         return plan_only(&options, dir, args.shards);
     }
-    let (report, code) = execute(&options, &args.output)?;
-    let record = record_of(
+    let (report, code) = run_with(&args.output, |progress| layout::run(&options, progress))?;
+    end(&report, code, &args)
+}
+
+/// The report files, the record and the exit code of a layout experiment.
+fn end(report: &LayoutReport, code: i32, args: &LayoutArgs) -> Result<i32> {
+    let files = Files::new(report);
+    finish(
         "layout",
-        &serde_json::to_value(document::document(&report))?,
-    )?;
-    save(&args.store, &record, None);
-    Ok(args.fail_on.exit_code(code, &record.verdicts))
+        FORMATS,
+        args.output.files(),
+        &files,
+        code,
+        || Ok(serde_json::to_value(&files.document)?),
+        &Keep {
+            verb: "layout",
+            store: &args.store,
+            fail_on: &args.fail_on,
+            baseline: None,
+            must_store: false,
+            gate: Gate::Apply,
+        },
+    )
+}
+
+/// A layout experiment's report files; its document built once, for the
+/// file and the record.
+pub struct Files<'a> {
+    report: &'a LayoutReport,
+    document: document::Document<'a>,
+}
+
+impl<'a> Files<'a> {
+    pub fn new(report: &'a LayoutReport) -> Files<'a> {
+        Files {
+            report,
+            document: document::document(report),
+        }
+    }
+}
+
+impl Render for Files<'_> {
+    fn json(&self) -> Result<String> {
+        json(&self.document)
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(report::markdown(self.report)))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(Ok(html::layout(self.report)))
+    }
 }
 
 /// `--plan-only DIR`: write the plan, say where, print the shard commands.
@@ -360,19 +405,14 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
         command_line: super::output::command_line(),
     };
     let Some(shard) = &args.shard else {
-        let (report, code) = execute_with(&args.output, |progress| {
+        let (report, code) = run_with(&args.output, |progress| {
             shard_run::run_first_wave(&plan, &place, progress)
         })?;
-        let record = record_of(
-            "layout",
-            &serde_json::to_value(document::document(&report))?,
-        )?;
-        save(&args.store, &record, None);
-        return Ok(args.fail_on.exit_code(code, &record.verdicts));
+        return end(&report, code, args);
     };
     let k = plan.parse_shard(shard)?;
     let mut written = None;
-    let (report, code) = execute_with(&args.output, |progress| {
+    let (report, code) = run_with(&args.output, |progress| {
         let (result, file, report) = shard_run::run_shard(
             &plan,
             path,
@@ -395,6 +435,8 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
             errln!("shard {k}: failed; wrote {}", file.display());
         }
     })?;
+    // A shard is not stored: the merge of every shard is (`analyze DIR/results/`).
+    write("layout", FORMATS, args.output.files(), &Files::new(&report))?;
     if let Some((result, file)) = &written {
         match &result.cause {
             None => errln!("shard {k}/{}: ok; wrote {}", plan.shards, file.display()),
@@ -405,7 +447,6 @@ fn run_plan(args: &LayoutArgs, path: &Path) -> Result<i32> {
             ),
         }
     }
-    let _ = report;
     Ok(code)
 }
 
@@ -442,13 +483,17 @@ pub fn plan_facts(plan: &Plan, path: &Path) -> PlanFacts {
     }
 }
 
-/// Run an experiment with progress, print the matrix, write the report files.
+/// Run an experiment with progress, print the matrix, write the report
+/// files (nothing is stored: `demo`).
 pub fn execute(options: &LayoutOptions, output: &OutputArgs) -> Result<(LayoutReport, i32)> {
-    execute_with(output, |progress| layout::run(options, progress))
+    let (report, code) = run_with(output, |progress| layout::run(options, progress))?;
+    write("layout", FORMATS, output.files(), &Files::new(&report))?;
+    Ok((report, code))
 }
 
-/// [`execute`] of any way of running a layout experiment (`layout`, a plan, a shard).
-pub fn execute_with(
+/// Any way of running a layout experiment (`layout`, a plan, a shard) with
+/// progress, the matrix printed; the caller writes the report files.
+pub fn run_with(
     output: &OutputArgs,
     run: impl FnOnce(&mut dyn FnMut(&layout::Progress)) -> Result<LayoutReport>,
 ) -> Result<(LayoutReport, i32)> {
@@ -478,18 +523,7 @@ pub fn execute_with(
     bar.finish_and_clear();
     let report = report?;
     super::output::print_terminal(&report::render(&report, output.color()), output.color());
-    output.files().write(|format| match format {
-        Format::Json => json(&document::document(&report)),
-        Format::Markdown => Ok(report::markdown(&report)),
-        Format::Html => Ok(html::layout(&report)),
-        Format::Sarif => Err(format.unsupported("layout", FORMATS)),
-    })?;
-    let code = match report.status.state {
-        State::Finished | State::BudgetExhausted | State::Imported => exit::OK,
-        State::BuildFailed => exit::BUILD_FAILED,
-        State::RunFailed => exit::RUN_FAILED,
-        State::Interrupted => exit::interrupted(),
-    };
+    let code = exit::of_layout(report.status.state);
     super::output::print_stop_cause(code, report.status.message.as_deref());
     Ok((report, code))
 }

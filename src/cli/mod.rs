@@ -12,6 +12,7 @@ pub mod compare;
 pub mod demo;
 pub mod emit;
 pub mod exit;
+pub mod finish;
 pub mod history;
 pub mod layout;
 pub mod output;

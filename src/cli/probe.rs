@@ -4,6 +4,7 @@
 
 use super::args::{parse_duration, SeedArgs};
 use super::exit;
+use super::finish::{write, Render};
 use super::output::{json, Format, OutputArgs};
 use crate::probe::render::{html, json as probe_json, text as report};
 use crate::probe::{self, ProbeKind, ProbeOptions, ProbeReport};
@@ -141,10 +142,17 @@ pub fn execute(options: &ProbeOptions, output: &OutputArgs) -> Result<i32> {
 }
 
 fn write_outputs(report: &ProbeReport, output: &OutputArgs) -> Result<()> {
-    output.files().write(|format| match format {
-        Format::Json => json(&probe_json::document(report)),
-        Format::Markdown => Ok(report::markdown(report)),
-        Format::Html => Ok(html::probe(report)),
-        Format::Sarif => Err(format.unsupported("probe", FORMATS)),
-    })
+    write("probe", FORMATS, output.files(), report)
+}
+
+impl Render for ProbeReport {
+    fn json(&self) -> Result<String> {
+        json(&probe_json::document(self))
+    }
+    fn markdown(&self) -> Option<Result<String>> {
+        Some(Ok(report::markdown(self)))
+    }
+    fn html(&self) -> Option<Result<String>> {
+        Some(Ok(html::probe(self)))
+    }
 }

@@ -9,6 +9,7 @@ use super::output::ReportFiles;
 use crate::run::capture::Keep;
 use crate::run::launch::{self, Launch};
 use crate::safe_file;
+use crate::stats::verdict::Verdict as Decision;
 use crate::store::record::{Git, Verdict};
 use crate::store::{context, Access, Location, Record, Store, StoreError, DEFAULT_PATH};
 use anyhow::{bail, Result};
@@ -135,9 +136,10 @@ fn context() -> (Option<Git>, Option<String>) {
     (git, context::host())
 }
 
-/// The record of `document` made by `verb` here and now.
-pub fn record_of(verb: &str, document: &Value) -> Result<Record> {
-    let (git, host) = context();
+/// The record of `document` made by `verb` here and now; the git state and
+/// host only when it is `stored` (for `--fail-on` alone no `git` runs).
+pub fn record_of(verb: &str, document: &Value, stored: bool) -> Result<Record> {
+    let (git, host) = if stored { context() } else { (None, None) };
     Ok(Record::from_document(verb, document, git, host)?)
 }
 
@@ -181,27 +183,55 @@ pub struct FailOnArgs {
     pub fail_on: Vec<String>,
 }
 
-/// The verdict names `--fail-on` takes, and FRAGILE.
-pub const VERDICTS: &[&str] = &["FASTER", "SLOWER", "SAME", "UNKNOWN", "ARTIFACT", "FRAGILE"];
+/// What `--fail-on` can name: a verdict, or FRAGILE (a build reproducibly
+/// worse than typical in some layouts, whatever its verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    Verdict(Decision),
+    Fragile,
+}
+
+impl FailOn {
+    /// Every name `--fail-on` takes, upper-case.
+    pub fn names() -> Vec<String> {
+        Decision::ALL
+            .iter()
+            .map(ToString::to_string)
+            .chain(["FRAGILE".to_string()])
+            .collect()
+    }
+
+    fn parse(text: &str) -> Option<FailOn> {
+        if text.eq_ignore_ascii_case("fragile") {
+            return Some(FailOn::Fragile);
+        }
+        text.parse().ok().map(FailOn::Verdict)
+    }
+
+    fn name(self) -> String {
+        match self {
+            FailOn::Verdict(v) => v.to_string(),
+            FailOn::Fragile => "FRAGILE".into(),
+        }
+    }
+}
 
 impl FailOnArgs {
-    /// The verdicts asked for, upper-case; a usage error for an unknown one.
-    pub fn verdicts(&self) -> Result<Vec<String>> {
+    /// What is asked for; a usage error for a name that is none of them.
+    pub fn verdicts(&self) -> Result<Vec<FailOn>> {
         self.fail_on
             .iter()
-            .map(|v| v.trim().to_uppercase())
+            .map(|v| v.trim())
             .filter(|v| !v.is_empty())
             .map(|v| {
-                if VERDICTS.contains(&v.as_str()) {
-                    Ok(v)
-                } else {
-                    Err(UsageError(format!(
+                FailOn::parse(v).ok_or_else(|| {
+                    UsageError(format!(
                         "--fail-on: unknown verdict {:?}; use {}",
                         v.to_lowercase(),
-                        VERDICTS.join(",").to_lowercase()
+                        FailOn::names().join(",").to_lowercase()
                     ))
-                    .into())
-                }
+                    .into()
+                })
             })
             .collect()
     }
@@ -240,12 +270,13 @@ impl FailOnArgs {
 
     /// The verdicts asked for, and the given verdicts that are among them, named.
     fn hits(&self, verdicts: &[Verdict]) -> (Vec<String>, Vec<String>) {
-        let list = self.verdicts().unwrap_or_default();
-        let fragile = list.iter().any(|v| v == "FRAGILE");
+        let asked = self.verdicts().unwrap_or_default();
+        let fragile = asked.contains(&FailOn::Fragile);
+        let list: Vec<String> = asked.iter().map(|f| f.name()).collect();
         let hits: Vec<String> = verdicts
             .iter()
             .flat_map(|v| {
-                let verdict = list.contains(&v.verdict).then(|| {
+                let verdict = asked.contains(&FailOn::Verdict(v.verdict)).then(|| {
                     format!(
                         "{} of {} vs {} is {}",
                         v.metric, v.name, v.baseline, v.verdict
@@ -273,7 +304,7 @@ mod tests {
             metric: "wall".into(),
             baseline: "A".into(),
             name: "B".into(),
-            verdict: v.into(),
+            verdict: v.parse().unwrap(),
             ratio: Some(1.3),
             ci_low: Some(1.2),
             ci_high: Some(1.4),
@@ -286,7 +317,13 @@ mod tests {
         let args = FailOnArgs {
             fail_on: vec!["slower".into(), "Unknown".into()],
         };
-        assert_eq!(args.verdicts().unwrap(), ["SLOWER", "UNKNOWN"]);
+        assert_eq!(
+            args.verdicts().unwrap(),
+            [
+                FailOn::Verdict(Decision::Slower),
+                FailOn::Verdict(Decision::Unknown)
+            ]
+        );
         assert_eq!(
             args.exit_code(0, &[verdict("SLOWER")]),
             super::super::exit::FAIL_ON

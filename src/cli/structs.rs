@@ -1,6 +1,7 @@
 //! `ghostbench structs`: arguments, and the glue to `structs::run` and the reports.
 
 use super::exit;
+use super::finish::{write, Render};
 use super::output::errln;
 use super::output::{json, Format, OutputArgs};
 use crate::structs::elf::InputError;
@@ -107,14 +108,8 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
     }
     let color = output.color();
     super::output::print_terminal(&text::render(&report, view.hazards_only, color), color);
-    output
-        .files()
-        .with(Format::Sarif, view.sarif.as_ref())
-        .write(|format| match format {
-            Format::Json => json(&report),
-            Format::Sarif => json(&sarif::render(&report)),
-            Format::Markdown | Format::Html => Err(format.unsupported("structs", FORMATS)),
-        })?;
+    let files = output.files().with(Format::Sarif, view.sarif.as_ref());
+    write("structs", FORMATS, files, &report)?;
     if !report.missing_split_units.is_empty() {
         // Part of the debug info is missing: what was read is shown, but
         // "no hazards" would be a claim about types never seen.
@@ -129,4 +124,13 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         return Ok(exit::NO_DEBUG_INFO);
     }
     Ok(exit::OK)
+}
+
+impl Render for structs::StructsReport {
+    fn json(&self) -> Result<String> {
+        json(self)
+    }
+    fn sarif(&self) -> Option<Result<String>> {
+        Some(json(&sarif::render(self)))
+    }
 }

@@ -352,7 +352,7 @@ pub fn run(options: &CodeOptions, progress: &(dyn Fn(&Progress) + Sync)) -> Resu
         })
         .collect();
     Ok(CodeReport {
-        schema: "ghostbench.code",
+        schema: crate::doc::Schema::Code.name(),
         schema_version: SCHEMA_VERSION,
         uarch: options.uarch.clone(),
         summary: reports[0].summary.clone(),

@@ -36,7 +36,7 @@ use uarch::{Choice, Model, Uarch};
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
 /// 2: the `uarch` models (and per-function `uarch` facts).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Code.version();
 
 /// Everything `ghostbench code` needs to know, one field per CLI option.
 #[derive(Debug, Clone)]

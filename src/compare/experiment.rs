@@ -120,7 +120,7 @@ pub fn run_with(
     }
     let environment = environment::capture(env!("CARGO_PKG_VERSION"), &options.command_line);
     CompareReport {
-        schema: "ghostbench.compare",
+        schema: crate::doc::Schema::Compare.name(),
         schema_version: SCHEMA_VERSION,
         commands: options.commands.to_vec(),
         settings: options.clone(),

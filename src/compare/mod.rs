@@ -36,7 +36,7 @@ use std::time::Duration;
 pub use experiment::run;
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Compare.version();
 
 /// The order of the two commands inside each round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -271,7 +271,7 @@ pub struct CompareReport {
     pub elapsed_s: f64,
     pub runs: Vec<RunRecord>,
     /// Present when `analyze` read the runs from files instead of running them.
-    pub analyze: Option<crate::run::Imported>,
+    pub analyze: Option<crate::doc::Imported>,
 }
 
 impl CompareReport {

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::time::Instant;
 
 /// The schema of a single command's document.
-pub const SCHEMA: &str = "ghostbench.baseline";
+pub const SCHEMA: &str = crate::doc::Schema::Baseline.name();
 
 /// What measuring one command gave: its JSON document is this, as is.
 #[derive(Debug, Clone, Serialize)]
@@ -57,7 +57,7 @@ pub fn measure(options: &CompareOptions, which: usize) -> Result<Single> {
     }
     Ok(Single {
         schema: SCHEMA,
-        schema_version: 1,
+        schema_version: crate::doc::Schema::Baseline.version(),
         commands: vec![spec],
         settings: CompareOptions {
             spawn_correction: false,

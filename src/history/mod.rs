@@ -55,7 +55,10 @@ pub fn points(trend: &[TrendPoint]) -> Vec<Point> {
 
 /// A stored unit name as a [`Unit`] (`none` when unknown).
 pub fn unit(text: &str) -> Unit {
-    serde_json::from_value(serde_json::Value::String(text.to_string())).unwrap_or(Unit::None)
+    use serde::de::{value::StrDeserializer, IntoDeserializer};
+    use serde::Deserialize;
+    let text: StrDeserializer<serde::de::value::Error> = text.into_deserializer();
+    Unit::deserialize(text).unwrap_or(Unit::None)
 }
 
 /// The distribution-free confidence interval of the median of `sorted`

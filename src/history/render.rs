@@ -155,23 +155,13 @@ pub fn trend_page(metric: &str, points: &[Point]) -> String {
 
 /// A baseline document (one command measured alone) as text: its command
 /// and each metric's runs and median.
-pub fn baseline(doc: &serde_json::Value) -> String {
+pub fn baseline(doc: &crate::doc::Baseline) -> String {
     let mut metrics: Vec<(String, crate::run::metric::Unit, Vec<f64>)> = Vec::new();
-    for run in doc["runs"].as_array().into_iter().flatten() {
-        if run["warmup"] == true {
-            continue;
-        }
-        for v in run["values"].as_array().into_iter().flatten() {
-            let (Some(name), Some(x)) = (v["name"].as_str(), v["value"].as_f64()) else {
-                continue;
-            };
-            match metrics.iter_mut().find(|m| m.0 == name) {
-                Some(m) => m.2.push(x),
-                None => metrics.push((
-                    name.to_string(),
-                    super::unit(v["unit"].as_str().unwrap_or("none")),
-                    vec![x],
-                )),
+    for run in doc.runs.iter().filter(|r| !r.warmup) {
+        for v in &run.values {
+            match metrics.iter_mut().find(|m| m.0 == v.name) {
+                Some(m) => m.2.push(v.value),
+                None => metrics.push((v.name.clone(), v.unit, vec![v.value])),
             }
         }
     }
@@ -188,10 +178,11 @@ pub fn baseline(doc: &serde_json::Value) -> String {
     } else {
         ""
     };
+    let command = doc.commands.first();
     format!(
         "baseline measurement of {} ({}){raw}\n\n{}",
-        doc["commands"][0]["name"].as_str().unwrap_or("?"),
-        doc["commands"][0]["text"].as_str().unwrap_or("?"),
+        command.map_or("?", |c| c.name.as_str()),
+        command.map_or("?", |c| c.text.as_str()),
         table.render()
     )
 }
@@ -207,14 +198,9 @@ pub fn runs_left_out(runs: u64) -> String {
 
 /// A stored document's status in one line, for a result that cannot be
 /// re-rendered: "failed: B: command failed: exit code 1".
-pub fn status(doc: &serde_json::Value) -> String {
-    let first = match doc {
-        serde_json::Value::Array(items) => items.first().unwrap_or(doc),
-        one => one,
-    };
-    let state = first["status"]["state"].as_str().unwrap_or("unknown state");
-    match first["status"]["message"].as_str() {
-        Some(message) => format!("{state}: {message}"),
-        None => format!("{state}, with nothing to re-analyze"),
+pub fn status(status: &crate::run::Status<crate::doc::State>) -> String {
+    match &status.message {
+        Some(message) => format!("{}: {message}", status.state),
+        None => format!("{}, with nothing to re-analyze", status.state),
     }
 }

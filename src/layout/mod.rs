@@ -38,7 +38,7 @@ use variants::{Source, SourceStatus, Variant};
 pub use experiment::run;
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Layout.version();
 
 /// The least number of matched variants (the default layout included) to analyze.
 pub const MIN_VARIANTS: usize = 3;
@@ -530,7 +530,7 @@ pub struct LayoutReport {
     /// builds' default layouts. Absent without `--explain`.
     pub explain: Option<explanation::Explain>,
     /// Present when `analyze` read the runs from files instead of running them.
-    pub analyze: Option<crate::run::Imported>,
+    pub analyze: Option<crate::doc::Imported>,
     /// Present when `analyze` merged the shard results of a plan.
     pub shards: Option<merged::Merged>,
 }

@@ -27,11 +27,11 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// `schema` of `plan.json`.
-pub const PLAN_SCHEMA: &str = "ghostbench.plan";
+pub const PLAN_SCHEMA: &str = crate::doc::Schema::Plan.name();
 /// `schema` of `results/shard-K.json`.
-pub const SHARD_SCHEMA: &str = "ghostbench.shard";
+pub const SHARD_SCHEMA: &str = crate::doc::Schema::Shard.name();
 /// Version of both documents.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Plan.version();
 /// The plan's file name inside the plan directory.
 pub const PLAN_FILE: &str = "plan.json";
 /// The shard results' directory inside the plan directory.

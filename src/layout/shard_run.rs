@@ -5,9 +5,7 @@
 //! plan's own variants through `experiment::run`, every build of a variant
 //! interleaved on this machine.
 
-use super::shard::{
-    results_dir, Machine, Plan, ShardResult, ShardStatus, SCHEMA_VERSION, SHARD_SCHEMA,
-};
+use super::shard::{results_dir, Machine, Plan, ShardResult, ShardStatus, SHARD_SCHEMA};
 use super::{experiment, LayoutReport, Planned, Progress, State};
 use crate::run::environment;
 use anyhow::Result;
@@ -127,7 +125,7 @@ pub fn run_shard(
     };
     let result = ShardResult {
         schema: SHARD_SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
+        schema_version: crate::doc::Schema::Shard.version(),
         plan_hash: plan.hash.clone(),
         shard: k,
         shards: plan.shards,

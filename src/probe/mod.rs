@@ -161,8 +161,8 @@ pub struct ProbeReport {
 }
 
 impl ProbeReport {
-    pub const SCHEMA: &'static str = "ghostbench.probe";
-    pub const SCHEMA_VERSION: u32 = 1;
+    pub const SCHEMA: &'static str = crate::doc::Schema::Probe.name();
+    pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Probe.version();
 
     /// True when some probe crashed or overran its bound.
     pub fn any_failed(&self) -> bool {

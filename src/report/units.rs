@@ -103,8 +103,8 @@ pub fn interval_cell(low: f64, high: f64) -> String {
 }
 
 /// Where `analyze` read the runs: "a.csv, b.csv (csv)".
-pub fn imported(imported: &crate::run::Imported) -> String {
-    format!("{} ({})", imported.files.join(", "), imported.format)
+pub fn imported(files: &[String], format: &str) -> String {
+    format!("{} ({format})", files.join(", "))
 }
 
 /// A Unix time as "2026-11-24 06:15 UTC". The civil date from the day count

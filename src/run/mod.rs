@@ -75,27 +75,6 @@ pub struct RunRecord {
     pub counters: Vec<(String, u64)>,
 }
 
-/// Where a report's runs came from when `analyze` read them from files
-/// instead of running anything (the `analyze` section of the JSON).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Imported {
-    /// The files read, in order.
-    pub files: Vec<String>,
-    /// `csv`, `hyperfine`, `ghostbench.compare` or `ghostbench.layout`.
-    pub format: String,
-    /// How the verdict's interval was taken: `fixed` (one interval at the
-    /// data's size) or `sequential` (compare's looks replayed over the runs
-    /// in their order, as the original run took them).
-    pub interval: String,
-    /// Whether the runs of the compared sides were interleaved; `None` when
-    /// the data cannot tell (no `round` column).
-    pub interleaved: Option<bool>,
-    /// With a CSV `layout` column: the layout labels by seed (seed = index;
-    /// seed 0 is the default layout).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layouts: Option<Vec<String>>,
-}
-
 /// How an experiment ended, with the cause when it did not finish. Shared by the
 /// verbs that run commands; each brings its own `State` enum.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,11 +5,11 @@
 //! whole interval beyond the equivalence margin, SAME needs the whole
 //! interval inside it, and everything else is UNKNOWN.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The outcome of comparing candidate B against baseline A on one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
     /// B is faster (better) than A by more than the margin.
@@ -34,6 +34,29 @@ impl fmt::Display for Verdict {
             Verdict::Artifact => "ARTIFACT",
             Verdict::Unknown => "UNKNOWN",
         })
+    }
+}
+
+impl Verdict {
+    /// Every verdict, in the order the docs list them.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Faster,
+        Verdict::Slower,
+        Verdict::Same,
+        Verdict::Unknown,
+        Verdict::Artifact,
+    ];
+}
+
+impl std::str::FromStr for Verdict {
+    type Err = String;
+
+    /// A verdict's name, in any case (`slower`, `SLOWER`).
+    fn from_str(text: &str) -> Result<Verdict, String> {
+        Verdict::ALL
+            .into_iter()
+            .find(|v| v.to_string().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| format!("unknown verdict {text:?}"))
     }
 }
 

@@ -399,25 +399,29 @@ impl Store {
     }
 
     fn verdicts(&mut self, id: i64) -> Result<Vec<record::Verdict>, StoreError> {
-        Ok(self
-            .db
+        self.db
             .query(
                 "SELECT metric, baseline, name, verdict, ratio, ci_low, ci_high FROM verdicts \
                  WHERE experiment_id = $1",
                 &[Val::int(id)],
             )?
             .into_iter()
-            .map(|r| record::Verdict {
-                metric: r[0].clone().into_string().unwrap_or_default(),
-                baseline: r[1].clone().into_string().unwrap_or_default(),
-                name: r[2].clone().into_string().unwrap_or_default(),
-                verdict: r[3].clone().into_string().unwrap_or_default(),
-                ratio: r[4].as_f64(),
-                ci_low: r[5].as_f64(),
-                ci_high: r[6].as_f64(),
-                fragile: false,
+            .map(|r| {
+                let verdict = r[3].clone().into_string().unwrap_or_default();
+                Ok(record::Verdict {
+                    metric: r[0].clone().into_string().unwrap_or_default(),
+                    baseline: r[1].clone().into_string().unwrap_or_default(),
+                    name: r[2].clone().into_string().unwrap_or_default(),
+                    verdict: verdict.parse().map_err(|e| {
+                        StoreError::Invalid(format!("result #{id}: verdicts table: {e}"))
+                    })?,
+                    ratio: r[4].as_f64(),
+                    ci_low: r[5].as_f64(),
+                    ci_high: r[6].as_f64(),
+                    fragile: false,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The verb and the whole `--json` document of experiment `id`.
@@ -564,7 +568,7 @@ fn insert(db: &mut dyn Backend, r: &Record) -> Result<i64, StoreError> {
                 Val::text(v.metric.clone()),
                 Val::text(v.baseline.clone()),
                 Val::text(v.name.clone()),
-                Val::text(v.verdict.clone()),
+                Val::text(v.verdict.to_string()),
                 Val::real(v.ratio),
                 Val::real(v.ci_low),
                 Val::real(v.ci_high),

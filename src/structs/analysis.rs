@@ -123,7 +123,7 @@ pub fn run(
         structs
     };
     Ok(StructsReport {
-        schema: "ghostbench.structs",
+        schema: crate::doc::Schema::Structs.name(),
         schema_version: SCHEMA_VERSION,
         binary: options.binary.display().to_string(),
         line: options.line,

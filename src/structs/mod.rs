@@ -31,7 +31,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 /// Version of the JSON document written by `--json` (docs/json-schema.md).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = crate::doc::Schema::Structs.version();
 
 /// Options of one analysis (one-to-one with the CLI's flags that change it).
 #[derive(Debug, Clone)]

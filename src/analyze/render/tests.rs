@@ -63,7 +63,7 @@ fn the_json_of_several_comparisons_is_an_array_of_compare_documents() {
     let docs = doc.as_array().unwrap();
     assert_eq!(docs.len(), 2);
     assert_eq!(docs[1]["commands"][1]["name"], "newer");
-    assert_eq!(docs[1]["schema"], "ghostbench.compare");
+    assert_eq!(docs[1]["schema"], crate::doc::Schema::Compare.name());
     assert!(docs[1]["notes"][0]
         .as_str()
         .unwrap()

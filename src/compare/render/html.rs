@@ -40,7 +40,10 @@ fn compare_body(report: &CompareReport) -> String {
         let _ = writeln!(
             body,
             "<p>Runs read from {}.</p>",
-            escape(&crate::report::units::imported(imported))
+            escape(&crate::report::units::imported(
+                &imported.files,
+                &imported.format.text()
+            ))
         );
     }
     let command =

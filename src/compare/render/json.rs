@@ -9,10 +9,11 @@ use crate::compare::{
     BaselineUse, Cause, CompareOptions, CompareReport, CounterReport, MetricReport, Note,
     SimulationReport, Status,
 };
+use crate::doc::Imported;
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::metric::{Direction, Unit};
-use crate::run::{Imported, RunRecord};
+use crate::run::RunRecord;
 use crate::stats::bootstrap::Interval;
 use crate::stats::descriptive::Summary;
 use crate::stats::mann_whitney::MannWhitney;

@@ -373,7 +373,7 @@ pub fn settings(report: &CompareReport) -> String {
     }
     match &report.analyze {
         Some(imported) => {
-            let interval = if imported.interval == "sequential" {
+            let interval = if imported.interval == crate::doc::IntervalKind::Sequential {
                 "anytime-valid CI (compare's looks replayed)"
             } else {
                 "fixed-n CI"

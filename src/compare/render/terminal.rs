@@ -27,7 +27,10 @@ pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> St
     let report = &*prose::shown(report);
     let mut out = String::new();
     let verb = match &report.analyze {
-        Some(imported) => format!("analyze {}", crate::report::units::imported(imported)),
+        Some(imported) => format!(
+            "analyze {}",
+            crate::report::units::imported(&imported.files, &imported.format.text())
+        ),
         None => "compare".to_string(),
     };
     let _ = writeln!(out, "ghostbench {verb}: {}", prose::commands(report));

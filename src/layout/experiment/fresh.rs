@@ -14,7 +14,7 @@ pub(super) fn new_report(
     sources: Vec<SourceStatus>,
 ) -> LayoutReport {
     LayoutReport {
-        schema: "ghostbench.layout",
+        schema: crate::doc::Schema::Layout.name(),
         schema_version: SCHEMA_VERSION,
         builds: options.builds.clone(),
         settings: settings(options, work_dir),

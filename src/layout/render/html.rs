@@ -22,7 +22,10 @@ pub fn layout(report: &LayoutReport) -> String {
         let _ = write!(
             body,
             "<br>Runs read from {}.",
-            escape(&crate::report::units::imported(files))
+            escape(&crate::report::units::imported(
+                &files.files,
+                &files.format.text()
+            ))
         );
     }
     body.push_str("</p>\n<p>");

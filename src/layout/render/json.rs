@@ -4,6 +4,7 @@
 //! not serialisable, so every JSON goes through here.
 
 use super::prose;
+use crate::doc::Imported;
 use crate::layout::builds::BuildResult;
 use crate::layout::explanation::Explain;
 use crate::layout::merged::Merged;
@@ -14,7 +15,6 @@ use crate::layout::{
 };
 use crate::run::environment::Environment;
 use crate::run::metric::{Direction, Unit};
-use crate::run::Imported;
 use crate::stats::fragility::Fragility;
 use crate::stats::hierarchical::LayoutRatio;
 use crate::stats::verdict::Verdict;

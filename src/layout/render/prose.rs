@@ -64,7 +64,7 @@ pub fn headline(report: &LayoutReport) -> String {
 /// "layout", or "analyze a.csv (csv)" when the runs were read from files.
 pub fn verb(report: &LayoutReport) -> String {
     match &report.analyze {
-        Some(files) => format!("analyze {}", imported(files)),
+        Some(files) => format!("analyze {}", imported(&files.files, &files.format.text())),
         None => "layout".to_string(),
     }
 }

@@ -243,7 +243,7 @@ fn report() -> LayoutReport {
         template: template.into(),
     };
     LayoutReport {
-        schema: "ghostbench.layout",
+        schema: crate::doc::Schema::Layout.name(),
         schema_version: crate::layout::SCHEMA_VERSION,
         builds: vec![
             build("A", "cc -O2 {cflags} -o {out} x.c {ldflags}"),
@@ -491,10 +491,10 @@ fn every_format_carries_the_terminal_reports_sections() {
 #[test]
 fn an_imported_report_names_its_files_everywhere_and_has_no_time() {
     let mut report = report();
-    report.analyze = Some(crate::run::Imported {
+    report.analyze = Some(crate::doc::Imported {
         files: vec!["runs.csv".into()],
-        format: "csv".into(),
-        interval: "fixed".into(),
+        format: crate::doc::Source::Files(vec![crate::doc::FileFormat::Csv]),
+        interval: crate::doc::IntervalKind::Fixed,
         interleaved: Some(true),
         layouts: None,
     });
