@@ -186,10 +186,6 @@ impl HigherIsBetter {
         }
     }
 
-    pub fn is_off(&self) -> bool {
-        *self == HigherIsBetter::Off
-    }
-
     /// Both flags together: the bare flag wins; names are joined.
     pub fn or(&self, other: &HigherIsBetter) -> HigherIsBetter {
         match (self, other) {

@@ -352,24 +352,6 @@ impl MatchTally {
             }
         }
     }
-
-    /// The report note: which match was taken and what the others would have given.
-    pub fn note(&self, runs: usize) -> String {
-        let e = &self.example;
-        let how = if self.choice_given {
-            format!("the {} was taken, as asked", self.choice.name())
-        } else {
-            format!(
-                "the {} was taken (the default; regex@first: or regex@median: choose another)",
-                self.choice.name()
-            )
-        };
-        format!(
-            "metric {}: {} of {runs} runs matched several different values (up to {}); {how}; \
-             e.g. first {}, last {}, median {}",
-            self.name, self.runs, self.most, e.first, e.last, e.median
-        )
-    }
 }
 
 #[cfg(test)]
@@ -548,9 +530,11 @@ mod tests {
         assert_eq!(tallies.len(), 1);
         assert_eq!((tallies[0].runs, tallies[0].most), (2, 3));
         assert_eq!(tallies[0].example.last, 2.0);
-        let note = tallies[0].note(3);
-        assert!(note.contains("2 of 3 runs matched several"), "{note}");
-        assert!(note.contains("the last was taken (the default"), "{note}");
-        assert!(note.ends_with("first 1, last 2, median 1.5"), "{note}");
+        assert_eq!(tallies[0].choice, Choice::Last);
+        assert!(!tallies[0].choice_given);
+        assert_eq!(
+            (tallies[0].example.first, tallies[0].example.median),
+            (1.0, 1.5)
+        );
     }
 }

@@ -224,7 +224,8 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
 pub fn note(note: &Note) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     match note {
-        Note::Text(text) => text.clone(),
+        Note::Run(note) => crate::compare::render::notes::run_note(note),
+        Note::Imported(note) => crate::compare::render::notes::imported(note),
         Note::BuildsReused {
             reused,
             builds,

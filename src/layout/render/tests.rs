@@ -319,7 +319,9 @@ fn report() -> LayoutReport {
                 looks: 1,
             }),
             Note::EnvironmentJitter,
-            Note::Text("metric wall: measured by the runner".into()),
+            Note::Run(crate::run::Note::MaxTimeCut {
+                command: "gcc".into(),
+            }),
         ],
         timing: Timing {
             build_s: 1.5,
