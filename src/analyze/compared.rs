@@ -121,6 +121,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                     interval: "fixed".into(),
                     interleaved: order.interleaved(),
                     layouts: None,
+                    stored: None,
                 }),
             };
             Analyzed { report, notes }

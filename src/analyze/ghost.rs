@@ -337,6 +337,7 @@ pub fn compare(
                 interval: "sequential".into(),
                 interleaved: Some(true),
                 layouts: None,
+                stored: None,
             },
         }),
     };
@@ -498,6 +499,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
             interval: "fixed".into(),
             interleaved: Some(true),
             layouts: None,
+            stored: None,
         },
     };
     Ok(layout_from_runs(

@@ -108,6 +108,7 @@ pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<Analyze
         interval: "fixed".into(),
         interleaved: ordering.interleaved(),
         layouts: Some(labels_by_seed),
+        stored: None,
     };
     Ok(layout_from_runs(
         &layout_options,

@@ -42,6 +42,21 @@ pub fn reports(report: AnalyzeReport) -> Reports {
 }
 
 impl Reports {
+    /// The reports of a stored result `history show` read back (result
+    /// `id`): their headings name the verb and the result, not `analyze`.
+    pub fn from_store(mut self, id: i64) -> Reports {
+        let mark = |imported: &mut Option<crate::run::Imported>| {
+            if let Some(i) = imported {
+                i.stored = Some(id);
+            }
+        };
+        match &mut self {
+            Reports::Compare(reports) => reports.iter_mut().for_each(|r| mark(&mut r.analyze)),
+            Reports::Layout(report) => mark(&mut report.analyze),
+        }
+        self
+    }
+
     /// The terminal report (several comparisons one after the other).
     pub fn terminal(&self, color: bool) -> String {
         match self {

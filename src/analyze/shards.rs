@@ -245,6 +245,7 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
         interval: "fixed".into(),
         interleaved: Some(true),
         layouts: None,
+        stored: None,
     };
     let mut analyzed = layout_from_runs(
         &layout_options,

@@ -204,7 +204,7 @@ fn show(args: ShowArgs) -> Result<i32> {
     // A stored run that failed before it measured anything has nothing to
     // re-analyze: its document is still shown and written as it was.
     let reports = match rerender(&doc, &label) {
-        Ok(reports) => Ok(reports),
+        Ok(reports) => Ok(reports.from_store(args.id)),
         Err(error) => {
             super::output::print_terminal(
                 &format!("{label} ({verb}): {}\n", words::status(&doc)),

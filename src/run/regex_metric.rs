@@ -68,6 +68,8 @@ pub struct RegexMetric {
     pub choice_given: bool,
     pub stream: Stream,
     groups: Groups,
+    /// `NAME=regex:…`: the name of a one-group regex's metric (else the spec).
+    pub name: Option<String>,
 }
 
 /// A metric that matched more than once in one run, where first, last and
@@ -142,7 +144,28 @@ impl RegexMetric {
             choice_given: choice.is_some(),
             stream: stream.unwrap_or(Stream::Auto),
             groups,
+            name: None,
         })
+    }
+
+    /// Name the metric of a one-group regex (`NAME=regex:…`). A regex with
+    /// named groups is refused: its groups name its metrics.
+    pub fn named(mut self, name: &str) -> Result<RegexMetric> {
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !valid {
+            bail!("metric name {name:?} before '=regex' must be a letter then letters, digits, '_', '.' or '-'");
+        }
+        if self.groups != Groups::Single {
+            bail!(
+                "metric regex {:?} names its metrics by its groups: drop the {name}= before it",
+                self.regex.as_str()
+            );
+        }
+        self.name = Some(name.to_string());
+        Ok(self)
     }
 
     /// The spec as given, options normalised: `regex:P` when none were written.
@@ -156,10 +179,14 @@ impl RegexMetric {
             Stream::Stdout => options.push("stdout"),
             Stream::Stderr => options.push("stderr"),
         }
+        let name = self
+            .name
+            .as_ref()
+            .map_or(String::new(), |n| format!("{n}="));
         if options.is_empty() {
-            format!("regex:{}", self.regex.as_str())
+            format!("{name}regex:{}", self.regex.as_str())
         } else {
-            format!("regex@{}:{}", options.join(","), self.regex.as_str())
+            format!("{name}regex@{}:{}", options.join(","), self.regex.as_str())
         }
     }
 
@@ -242,7 +269,7 @@ impl RegexMetric {
             }
             Ok(())
         };
-        let single = self.label();
+        let single = self.name.clone().unwrap_or_else(|| self.label());
         for captures in self.regex.captures_iter(text) {
             match &self.groups {
                 Groups::NameValue => {
@@ -517,6 +544,24 @@ mod tests {
     fn non_numbers_and_non_finite_captures_are_errors() {
         assert!(found(r"regex:v=(\w+)", "v=abc", "").is_err());
         assert!(found(r"regex:v=(\w+)", "v=inf", "").is_err());
+    }
+
+    #[test]
+    fn a_name_prefix_names_a_one_group_metric() {
+        let spec = RegexMetric::parse(r":([0-9.]+) ns/call")
+            .unwrap()
+            .named("ns_per_call")
+            .unwrap();
+        assert_eq!(spec.label(), r"ns_per_call=regex:([0-9.]+) ns/call");
+        let f = spec.extract(b"3.5 ns/call\n", b"").unwrap();
+        assert_eq!(pairs(&f), vec![("ns_per_call", 3.5)]);
+        // Named groups name their metrics already; a bad name is refused.
+        let named = RegexMetric::parse(r":(?P<ns>[0-9.]+) ns").unwrap();
+        assert!(named.named("x").is_err());
+        let one = || RegexMetric::parse(r":([0-9.]+)").unwrap();
+        for bad in ["", "1x", "a b", "a=b"] {
+            assert!(one().named(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -308,6 +308,7 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         hazards_only: true,
         sarif: None,
     };
+    print!("{}", render::every_hazard());
     super::structs::execute(&everything, &hazards, &output)
 }
 

@@ -140,6 +140,12 @@ pub fn structs_intro() -> String {
         .to_string()
 }
 
+/// Above step 2's second table: it lists every struct's hazards, not only
+/// those of the struct shown first.
+pub fn every_hazard() -> String {
+    "Every struct of the program, hazards only (`ghostbench structs --hazards`):\n".to_string()
+}
+
 /// Why step 2 did not run: no C compiler, or it could not build the example
 /// (`compiler`, the last line of its errors).
 pub fn structs_skipped(compiler: Option<(&str, &str)>) -> String {

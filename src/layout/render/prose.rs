@@ -12,7 +12,7 @@ use crate::layout::builds::BuildResult;
 use crate::layout::variants::SourceStatus;
 use crate::layout::{AutoOutcome, Comparison, LayoutReport, MatrixRow, Note, Undecided};
 use crate::report::escape::visible;
-use crate::report::units::{imported, ratio, trimmed, value};
+use crate::report::units::{ratio, trimmed, value};
 use crate::run::metric::Unit;
 use crate::stats::verdict::Verdict;
 use std::borrow::Cow;
@@ -63,10 +63,7 @@ pub fn headline(report: &LayoutReport) -> String {
 
 /// "layout", or "analyze a.csv (csv)" when the runs were read from files.
 pub fn verb(report: &LayoutReport) -> String {
-    match &report.analyze {
-        Some(files) => format!("analyze {}", imported(files)),
-        None => "layout".to_string(),
-    }
+    crate::report::units::heading_verb("layout", report.analyze.as_ref())
 }
 
 /// "B wall": what a verdict line is about.

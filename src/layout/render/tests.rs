@@ -499,6 +499,7 @@ fn an_imported_report_names_its_files_everywhere_and_has_no_time() {
         interval: "fixed".into(),
         interleaved: Some(true),
         layouts: None,
+        stored: None,
     });
     report.status = Status::new(State::Imported, None);
     report.explain = None;

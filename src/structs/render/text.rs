@@ -437,8 +437,13 @@ pub fn render(report: &StructsReport, hazards_only: bool, color: bool) -> String
                 .count();
             let _ = writeln!(
                 out,
-                "{} hazards ({errors} errors, {warnings} warnings); --hazards lists them",
-                report.hazards.len()
+                "{} in the {} above ({errors} errors, {warnings} warnings); --hazards lists them",
+                crate::report::units::count(report.hazards.len() as u64, "hazard"),
+                if report.structs.len() == 1 {
+                    "struct".to_string()
+                } else {
+                    format!("{} structs", report.structs.len())
+                }
             );
         }
     }
