@@ -235,6 +235,7 @@ fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
     let lines: Vec<&str> = listing.lines().collect();
     assert_eq!(lines.len(), 4, "{listing}");
     assert!(lines[0].starts_with("id "), "{listing}");
+    assert!(lines[0].contains(" status "), "{listing}");
     // Newest first: layout, then the two compares; each with its verdicts.
     for (line, json) in lines[1..].iter().zip(jsons.iter().rev()) {
         let report = read_json(json);
@@ -283,6 +284,20 @@ fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
         assert_eq!(read_json(&shown), read_json(original), "result {id}");
         // The other formats re-render it.
         assert!(text(&out.stdout).contains(&format!("result #{id}")));
+        // Headed by the verb that made it, not as an `analyze` of a file.
+        let verb = if line.contains("layout") {
+            "layout"
+        } else {
+            "compare"
+        };
+        assert!(
+            text(&out.stdout).contains(&format!(
+                "ghostbench {verb} (result #{id} from the store): "
+            )),
+            "{}",
+            text(&out.stdout)
+        );
+        assert!(!text(&out.stdout).contains("ghostbench analyze"));
     }
     let md = dir.join("shown.md");
     let id = lines[3].split_whitespace().next().unwrap();

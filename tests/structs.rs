@@ -290,6 +290,31 @@ fn hazard_fixture_reports_exact_indices_and_offsets() {
     assert_eq!(holey["summary"]["padding"], 6);
     let h = hazards_of(&r, "holes", "holey");
     assert_eq!(h[0]["bytes"], 16);
+    assert_eq!(
+        h[0]["message"],
+        "3 holes of 17 bytes in all and 6 bytes of padding; reordering saves 16 bytes (48 → 32)"
+    );
+    assert!(
+        fs[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 line shared"),
+        "{}",
+        fs[0]["message"]
+    );
+
+    // Without --hazards, the count under the layouts says whose hazards it counts.
+    let out = Command::cargo_bin("ghostbench")
+        .unwrap()
+        .args(["structs", bin.to_str().unwrap(), "--struct", "holey"])
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("1 hazard in the struct above (0 errors, 0 warnings); --hazards lists them"),
+        "{text}"
+    );
 
     // Worst first: errors before warnings before notes.
     let severities: Vec<&str> = r["hazards"]

@@ -153,6 +153,7 @@ pub fn compare_reports(data: &Dataset, options: &AnalyzeOptions) -> Vec<Analyzed
                     interval: IntervalKind::Fixed,
                     interleaved: order.interleaved(),
                     layouts: None,
+                    stored: None,
                 }),
             };
             Analyzed { report, notes }

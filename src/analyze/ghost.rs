@@ -338,6 +338,7 @@ pub fn compare(
                 interval: IntervalKind::Sequential,
                 interleaved: Some(true),
                 layouts: None,
+                stored: None,
             },
         }),
     };
@@ -499,6 +500,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
             interval: IntervalKind::Fixed,
             interleaved: Some(true),
             layouts: None,
+            stored: None,
         },
     };
     Ok(layout_from_runs(

@@ -109,6 +109,7 @@ pub fn layout_report(data: &Dataset, options: &AnalyzeOptions) -> Result<Analyze
         interval: IntervalKind::Fixed,
         interleaved: ordering.interleaved(),
         layouts: Some(labels_by_seed),
+        stored: None,
     };
     Ok(layout_from_runs(
         &layout_options,

@@ -1,47 +1,62 @@
-//! Rendering of what `analyze` found: its notes on the data (facts) in words,
-//! put into the `compare` or `layout` reports as their notes, which those
-//! verbs' renderers then lay out in every format (terminal, Markdown, HTML,
-//! JSON), with an `analyze` section saying where the runs came from.
+//! Rendering of what `analyze` found: its notes on the data (facts, typed)
+//! put into the `compare` or `layout` reports as their `Note::Imported`
+//! notes, which those verbs' renderers word and lay out in every format
+//! (terminal, Markdown, HTML, JSON), with an `analyze` section saying where
+//! the runs came from.
 
-use super::{AnalyzeReport, Analyzed, Interleaving, Interval, Note};
+use super::{AnalyzeReport, Analyzed};
 use crate::compare::render::{html as compare_html, json as compare_json, markdown, terminal};
 use crate::compare::CompareReport;
 use crate::layout::render::{html as layout_html, json as layout_json, text as layout_text};
 use crate::layout::LayoutReport;
-use crate::report::units::trimmed;
 use anyhow::{Context, Result};
 
 /// The reports `analyze` prints and writes: the verbs' own, with `analyze`'s
-/// notes in words among their notes.
+/// notes among their notes.
 #[derive(Debug, Clone)]
 pub enum Reports {
     Compare(Vec<CompareReport>),
     Layout(Box<LayoutReport>),
 }
 
-/// The verbs' reports with `analyze`'s notes worded into them, first.
+/// The verbs' reports with `analyze`'s notes put into them, first.
 pub fn reports(report: AnalyzeReport) -> Reports {
     match report {
         AnalyzeReport::Compare(reports) => Reports::Compare(
             reports
                 .into_iter()
                 .map(|Analyzed { mut report, notes }| {
-                    let words = notes.iter().map(|n| crate::compare::Note::Text(note(n)));
-                    report.notes.splice(0..0, words);
+                    let typed = notes.into_iter().map(crate::compare::Note::Imported);
+                    report.notes.splice(0..0, typed);
                     report
                 })
                 .collect(),
         ),
         AnalyzeReport::Layout(analyzed) => {
             let Analyzed { mut report, notes } = *analyzed;
-            let words = notes.iter().map(|n| crate::layout::Note::Text(note(n)));
-            report.notes.splice(0..0, words);
+            let typed = notes.into_iter().map(crate::layout::Note::Imported);
+            report.notes.splice(0..0, typed);
             Reports::Layout(Box::new(report))
         }
     }
 }
 
 impl Reports {
+    /// The reports of a stored result `history show` read back (result
+    /// `id`): their headings name the verb and the result, not `analyze`.
+    pub fn from_store(mut self, id: i64) -> Reports {
+        let mark = |imported: &mut Option<crate::doc::Imported>| {
+            if let Some(i) = imported {
+                i.stored = Some(id);
+            }
+        };
+        match &mut self {
+            Reports::Compare(reports) => reports.iter_mut().for_each(|r| mark(&mut r.analyze)),
+            Reports::Layout(report) => mark(&mut report.analyze),
+        }
+        self
+    }
+
     /// The terminal report (several comparisons one after the other).
     pub fn terminal(&self, color: bool) -> String {
         match self {
@@ -111,13 +126,13 @@ impl Reports {
         if total <= most {
             return self.document();
         }
-        let text = runs_left_out(total, most);
+        let note = crate::compare::imported::Imported::RunsLeftOut { runs: total, most };
         let (value, counts) = match self {
             Reports::Compare(reports) => {
                 let taken: Vec<_> = reports
                     .iter_mut()
                     .map(|r| {
-                        r.notes.insert(0, crate::compare::Note::Text(text.clone()));
+                        r.notes.insert(0, crate::compare::Note::Imported(note.clone()));
                         std::mem::take(&mut r.runs)
                     })
                     .collect();
@@ -132,7 +147,7 @@ impl Reports {
                 (value, reports.iter().map(|r| r.runs.len()).collect())
             }
             Reports::Layout(report) => {
-                report.notes.insert(0, crate::layout::Note::Text(text));
+                report.notes.insert(0, crate::layout::Note::Imported(note));
                 let runs = std::mem::take(&mut report.runs);
                 let value = serde_json::to_value(layout_json::document(report))
                     .context("cannot serialise the report");
@@ -186,138 +201,8 @@ impl Reports {
     }
 }
 
-/// Why a stored result has no runs: `total` runs, more than the `most` the
-/// store keeps of one result (the stored document's first note, and the
-/// line `analyze` prints when it stores such a result).
-pub fn runs_left_out(total: usize, most: usize) -> String {
-    format!(
-        "stored without its {total} runs, more than the {most} the store keeps of one result: \
-         the verdicts, summaries and intervals are those of every run; the runs are in the files analyzed"
-    )
-}
-
-/// A note in words.
-pub fn note(note: &Note) -> String {
-    match note {
-        Note::Order(order) => interleaving(order),
-        Note::NonZeroExits { commands } => {
-            let each: Vec<String> = commands
-                .iter()
-                .map(|(command, failed, runs)| format!("{command:?} {failed} of {runs}"))
-                .collect();
-            format!(
-                "runs that exited non-zero (hyperfine -i) are analyzed like the others: {}",
-                each.join(", ")
-            )
-        }
-        Note::Bonferroni {
-            comparisons,
-            confidence,
-        } => format!(
-            "{comparisons} comparisons (metrics × candidates): every interval is at {:.2}% (Bonferroni)",
-            confidence * 100.0
-        ),
-        Note::Reanalysis(r) => {
-            let percent = |f: f64| format!("±{}%", trimmed(f * 100.0));
-            let mut text = format!(
-                "re-analysis of {}: {}, {}",
-                r.file,
-                changed("margin", percent(r.margin.0), percent(r.margin.1)),
-                changed("alpha", trimmed(r.alpha.0), trimmed(r.alpha.1)),
-            );
-            if let Some((now, before)) = r.estimator {
-                let name = |e| format!("{e:?}").to_lowercase();
-                text.push_str(&format!(
-                    ", {}",
-                    changed("estimator", name(now), name(before))
-                ));
-            }
-            if r.higher_is_better {
-                text.push_str(", directions changed by --higher-is-better");
-            }
-            match r.interval {
-                Some(Interval::Replayed { runs: [a, b] }) => text.push_str(&format!(
-                    "; compare's looks replayed over the {a} + {b} runs in their order"
-                )),
-                Some(Interval::Fixed) => text
-                    .push_str("; one interval at the data's size, as when it was first analyzed"),
-                None => {}
-            }
-            text
-        }
-        Note::AlphaShare { share } => format!(
-            "the original run looked more than once (--layouts auto): its last look spent {}% of α, and so does this one",
-            trimmed((share * 1000.0).round() / 10.0)
-        ),
-        Note::LayoutsLeftOut { left_out, layouts } => format!(
-            "{} of {layouts} layouts left out because some name or metric has no value there: {}",
-            left_out.len(),
-            left_out.join(", ")
-        ),
-        Note::DefaultLayout { label } => format!(
-            "default layout: {label:?} ({})",
-            if label == "0" {
-                "labelled 0"
-            } else {
-                "no complete layout labelled 0: the first in file order"
-            }
-        ),
-        Note::Carried(text) => text.clone(),
-    }
-}
-
-/// "margin ±2% (was ±1%)", or "margin ±1%" when unchanged.
-fn changed(label: &str, new: String, old: String) -> String {
-    if new == old {
-        format!("{label} {new}")
-    } else {
-        format!("{label} {new} (was {old})")
-    }
-}
-
-/// The caution when the runs were not shown to be interleaved.
-fn interleaving(order: &Interleaving) -> String {
-    let confounded = "drift between the blocks is confounded with the effect";
-    match order {
-        Interleaving::Interleaved => "the runs were interleaved".to_string(),
-        Interleaving::Blocks => format!(
-            "not interleaved: hyperfine runs each command's runs one after the other, so {confounded} \
-             (ghostbench compare interleaves them)"
-        ),
-        Interleaving::Unknown { a, b } => format!(
-            "no `round` column: nothing shows that {a} and {b} were interleaved; if they ran one \
-             after the other, {confounded}"
-        ),
-        Interleaving::Apart {
-            a,
-            b,
-            a_rounds,
-            b_rounds,
-        } => format!(
-            "not interleaved: {a} ran in {} and {b} in {}, so {confounded}",
-            span(*a_rounds),
-            span(*b_rounds)
-        ),
-        Interleaving::Partly {
-            a,
-            b,
-            shared,
-            rounds,
-        } => format!(
-            "partly interleaved: {shared} of {rounds} rounds hold runs of both {a} and {b}; \
-             between the others, drift is confounded with the effect"
-        ),
-    }
-}
-
-/// "round 3", "rounds 0–4".
-fn span(rounds: Option<(usize, usize)>) -> String {
-    match rounds {
-        Some((first, last)) if first == last => format!("round {first}"),
-        Some((first, last)) => format!("rounds {first}–{last}"),
-        None => "no round".into(),
-    }
-}
+/// Why a stored result has no runs (`compare::render::notes::runs_left_out`).
+pub use crate::compare::render::notes::runs_left_out;
 
 #[cfg(test)]
 mod tests;

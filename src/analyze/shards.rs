@@ -246,6 +246,7 @@ pub fn merge(dir: &Path, options: &AnalyzeOptions) -> Result<Analyzed<LayoutRepo
         interval: IntervalKind::Fixed,
         interleaved: Some(true),
         layouts: None,
+        stored: None,
     };
     let mut analyzed = layout_from_runs(
         &layout_options,

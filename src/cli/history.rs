@@ -219,7 +219,7 @@ fn show(args: ShowArgs) -> Result<i32> {
             Err(why)
         }
         None => match rerender(&stored, &doc, &label) {
-            Ok(reports) => Ok(reports),
+            Ok(reports) => Ok(reports.from_store(args.id)),
             Err(error) => {
                 super::output::print_terminal(
                     &format!("{label} ({verb}): {}\n", words::status(stored.status())),

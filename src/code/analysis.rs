@@ -369,3 +369,20 @@ pub fn run(options: &CodeOptions, progress: &(dyn Fn(&Progress) + Sync)) -> Resu
         command_line: options.command_line.clone(),
     })
 }
+
+/// The first loop of the first function `function` matches in `binary`: its
+/// offset in its cache line and its body's bytes (None when it has none).
+pub fn first_loop(binary: &Path, function: &Regex) -> Result<Option<(u64, u64)>> {
+    let options = CodeOptions {
+        binary: binary.to_path_buf(),
+        functions: Some(function.clone()),
+        ..Default::default()
+    };
+    let report = run(&options, &|_| {})?;
+    Ok(report
+        .functions
+        .iter()
+        .flat_map(|f| f.loops.iter())
+        .next()
+        .map(|l| (l.line_offset, l.body_bytes)))
+}

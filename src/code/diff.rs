@@ -1,7 +1,11 @@
 //! `--diff OTHER`: which functions' placement changed between two builds.
 //! Functions are matched by symbol (the n-th function of a name in address
 //! order matches the n-th in the other build, for static functions that share
-//! a name). `layout --explain` calls [`diff`] on the builds' default layouts.
+//! a name). Loops are matched by identity: the same offset from the
+//! function's entry, the same body size and back edges; a loop of code the
+//! compiler changed has no match and is counted, not compared. The
+//! [`Summary`] counts the changes by kind. `layout --explain` calls [`diff`]
+//! on the builds' default layouts.
 
 use super::function::{Analysis, Function};
 use super::placement::{Geometry, Placement};
@@ -20,6 +24,8 @@ pub enum ChangeReason {
     LoopLostAlignment,
     /// A tight loop's body now touches more windows beyond what its size needs.
     LoopNewStraddle,
+    /// The compiler made other code: the size or the loops differ.
+    CodeChanged,
 }
 
 impl ChangeReason {
@@ -29,11 +35,14 @@ impl ChangeReason {
             ChangeReason::NewStraddle => "new straddle",
             ChangeReason::LoopLostAlignment => "loop lost alignment",
             ChangeReason::LoopNewStraddle => "loop new straddle",
+            ChangeReason::CodeChanged => "code changed",
         }
     }
 }
 
-/// One loop, matched by its position in the function (first loop, second, …).
+/// One loop matched by identity (same offset from the entry, body size and
+/// back edges) whose placement changed; `index` is its place among the old
+/// function's loops.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LoopChange {
     pub index: usize,
@@ -57,11 +66,13 @@ pub struct PlacementChange {
     pub old: Placement,
     pub new: Placement,
     pub reasons: Vec<ChangeReason>,
-    /// Loops whose header offset changed (all of them, not only the hazards).
+    /// Loops matched by identity whose header offset changed (all of them,
+    /// not only the hazards).
     pub loops: Vec<LoopChange>,
-    /// Loop counts when they differ (the code itself changed).
     pub old_loop_count: usize,
     pub new_loop_count: usize,
+    /// Loops of the new build matched by identity to one of the old.
+    pub matched_loops: usize,
     /// Share of the profile, with `--hot`.
     pub hot_share: Option<f64>,
 }
@@ -75,8 +86,71 @@ pub struct Diff {
     pub matched: usize,
     pub only_in_old: usize,
     pub only_in_new: usize,
-    /// Ranked: hottest first with a profile, then the most reasons, then by name.
+    /// Ranked: hottest first with a profile, then the largest size change,
+    /// then the most reasons, then by name.
     pub changes: Vec<PlacementChange>,
+    pub summary: Summary,
+}
+
+/// The changes counted by kind: a function counts once in each kind it shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// The compiler made other code (`CodeChanged`).
+    pub code_changed: usize,
+    /// Of those, larger and smaller.
+    pub grew: usize,
+    pub shrank: usize,
+    /// The same code, placed elsewhere (entry or loops moved in their line or window).
+    pub moved_only: usize,
+    /// Functions with a new straddle, a loop that lost its alignment, a loop newly straddling.
+    pub new_straddle: usize,
+    pub loop_lost_alignment: usize,
+    pub loop_new_straddle: usize,
+    /// With a profile: changed functions with a share of it.
+    pub hot: Option<usize>,
+}
+
+impl Summary {
+    fn of(changes: &[PlacementChange]) -> Summary {
+        let has = |c: &PlacementChange, r| c.reasons.contains(&r);
+        let count = |r| changes.iter().filter(|c| has(c, r)).count();
+        let code: Vec<&PlacementChange> = changes
+            .iter()
+            .filter(|c| has(c, ChangeReason::CodeChanged))
+            .collect();
+        let profiled = changes.iter().any(|c| c.hot_share.is_some());
+        Summary {
+            code_changed: code.len(),
+            grew: code.iter().filter(|c| c.new.size > c.old.size).count(),
+            shrank: code.iter().filter(|c| c.new.size < c.old.size).count(),
+            moved_only: changes.len() - code.len(),
+            new_straddle: count(ChangeReason::NewStraddle),
+            loop_lost_alignment: count(ChangeReason::LoopLostAlignment),
+            loop_new_straddle: count(ChangeReason::LoopNewStraddle),
+            hot: profiled.then(|| {
+                changes
+                    .iter()
+                    .filter(|c| c.hot_share.is_some_and(|s| s > 0.0))
+                    .count()
+            }),
+        }
+    }
+}
+
+impl PlacementChange {
+    /// Bytes the function grew (positive) or shrank.
+    pub fn size_delta(&self) -> i64 {
+        self.new.size as i64 - self.old.size as i64
+    }
+}
+
+/// A loop's identity within its function: the same code at the same place.
+fn identity(f: &Function, l: &crate::code::disasm::Loop) -> (u64, u64, u32) {
+    (
+        l.header.wrapping_sub(f.placement.address),
+        l.body_bytes,
+        l.back_edges,
+    )
 }
 
 /// A loop header lost its alignment when it was aligned to 16 bytes or more
@@ -95,7 +169,26 @@ fn compare(old: &Function, new: &Function, g: Geometry) -> Option<PlacementChang
         reasons.push(ChangeReason::NewStraddle);
     }
     let mut loops = Vec::new();
-    for (index, (a, b)) in old.loops.iter().zip(&new.loops).enumerate() {
+    let mut unused: Vec<Option<(usize, _)>> = old
+        .loops
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Some((i, identity(old, l))))
+        .collect();
+    let mut pairs = Vec::new();
+    for b in &new.loops {
+        let id = identity(new, b);
+        if let Some(slot) = unused.iter_mut().find(|s| s.is_some_and(|(_, k)| k == id)) {
+            let (index, _) = slot.take().expect("found above");
+            pairs.push((index, &old.loops[index], b));
+        }
+    }
+    let matched_loops = pairs.len();
+    let code_changed = o.size != n.size || matched_loops != old.loops.len().max(new.loops.len());
+    if code_changed {
+        reasons.push(ChangeReason::CodeChanged);
+    }
+    for (index, a, b) in pairs {
         let lost = lost_alignment(a.alignment, b.alignment, g);
         let straddle = b.straddles() && b.extra_windows > a.extra_windows;
         if a.line_offset != b.line_offset || lost || straddle {
@@ -136,6 +229,7 @@ fn compare(old: &Function, new: &Function, g: Geometry) -> Option<PlacementChang
         loops,
         old_loop_count: old.loops.len(),
         new_loop_count: new.loops.len(),
+        matched_loops,
         hot_share: new.hot_share.or(old.hot_share),
     })
 }
@@ -184,6 +278,7 @@ fn diff_by(old: &Analysis, new: &Analysis, g: Geometry, key: fn(&Function) -> &S
         let hot = |c: &PlacementChange| c.hot_share.unwrap_or(-1.0);
         hot(b)
             .total_cmp(&hot(a))
+            .then(b.size_delta().abs().cmp(&a.size_delta().abs()))
             .then(b.reasons.len().cmp(&a.reasons.len()))
             .then(a.name.cmp(&b.name))
             .then(a.old.address.cmp(&b.old.address))
@@ -194,6 +289,7 @@ fn diff_by(old: &Analysis, new: &Analysis, g: Geometry, key: fn(&Function) -> &S
         matched,
         only_in_old,
         only_in_new,
+        summary: Summary::of(&changes),
         changes,
     }
 }
@@ -261,7 +357,7 @@ mod tests {
             function("same", 0x2000, 16, None),
             function("moved", 0x2050, 16, None),
             function("straddles", 0x2098, 16, None),
-            function("loop", 0x2100, 64, Some(0x2114)),
+            function("loop", 0x2104, 64, Some(0x2114)),
             function("added", 0x2200, 4, None),
         ]);
         let d = diff(&old, &new, g);
@@ -278,7 +374,65 @@ mod tests {
             by["straddles"].reasons,
             vec![ChangeReason::OffsetMoved, ChangeReason::NewStraddle]
         );
-        assert_eq!(by["loop"].reasons, vec![ChangeReason::LoopLostAlignment]);
+        // The same code 4 bytes further on: it now crosses a line, and its
+        // loop, matched by identity, lost its 16-byte alignment.
+        assert_eq!(
+            by["loop"].reasons,
+            vec![
+                ChangeReason::OffsetMoved,
+                ChangeReason::NewStraddle,
+                ChangeReason::LoopLostAlignment
+            ]
+        );
         assert_eq!(by["loop"].loops[0].new_alignment, 4);
+        assert_eq!(by["loop"].matched_loops, 1);
+        assert_eq!(
+            d.summary,
+            Summary {
+                code_changed: 0,
+                grew: 0,
+                shrank: 0,
+                moved_only: 3,
+                new_straddle: 2,
+                loop_lost_alignment: 1,
+                loop_new_straddle: 0,
+                hot: None,
+            }
+        );
+    }
+
+    #[test]
+    fn other_code_is_counted_not_compared_loop_by_loop() {
+        let g = Geometry::default();
+        let mut unrolled = function("unrolled", 0x2100, 200, Some(0x2140));
+        // -O3 made a second loop and moved the first one inside the function.
+        let mut second = unrolled.loops[0].clone();
+        second.header = 0x2180;
+        unrolled.loops.push(second);
+        let old = analysis(vec![
+            function("unrolled", 0x1100, 64, Some(0x1110)),
+            function("small", 0x1200, 32, None),
+            function("shrunk", 0x1300, 96, None),
+        ]);
+        let new = analysis(vec![
+            unrolled,
+            function("small", 0x2300, 40, None),
+            function("shrunk", 0x2400, 48, None),
+        ]);
+        let d = diff(&old, &new, g);
+        let names: Vec<&str> = d.changes.iter().map(|c| c.name.as_str()).collect();
+        // Largest size change first: +136, -48, +8.
+        assert_eq!(names, ["unrolled", "shrunk", "small"]);
+        let u = &d.changes[0];
+        assert_eq!(u.reasons, vec![ChangeReason::CodeChanged]);
+        // No loop matched: none is listed as an offset pair.
+        assert_eq!((u.matched_loops, u.loops.len()), (0, 0));
+        assert_eq!((u.old_loop_count, u.new_loop_count), (1, 2));
+        assert_eq!(u.size_delta(), 136);
+        assert_eq!(
+            (d.summary.code_changed, d.summary.grew, d.summary.shrank),
+            (3, 2, 1)
+        );
+        assert_eq!(d.summary.moved_only, 0);
     }
 }

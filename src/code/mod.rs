@@ -23,7 +23,7 @@ pub mod profile;
 pub mod render;
 pub mod uarch;
 
-pub use analysis::{analyze, apply_profile, rank, run};
+pub use analysis::{analyze, apply_profile, first_loop, rank, run};
 pub use function::{Analysis, Function, UarchFacts};
 
 use elf::SymbolSource;

@@ -70,6 +70,62 @@ pub fn alignment(address: u64, cap: u64) -> u64 {
     (1u64 << address.trailing_zeros()).min(cap)
 }
 
+/// Whether `len` bytes starting at `offset` cross a `line`-byte boundary.
+pub fn crosses(offset: u64, len: u64, line: u64) -> bool {
+    spans(offset, len, line) > 1
+}
+
+/// A hot loop (`offset` in its line, `len` bytes) and the bytes of cold code
+/// linked before it that change whether it crosses a line: the demo's
+/// placement ghost, which moves every hot instruction and changes none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColdPath {
+    /// Bytes of cold code: 16, 32 or 48.
+    pub bytes: u64,
+    /// The loop's start offset in its line and its size, when found.
+    pub found: Option<(u64, u64)>,
+    /// Whether the move changes whether the loop crosses a line.
+    pub flips: bool,
+    pub line: u64,
+}
+
+impl ColdPath {
+    /// The smallest move by 16, 32 or 48 bytes that changes whether the loop
+    /// crosses a `line`-byte line; 32 when none does or no loop was found.
+    pub fn for_loop(found: Option<(u64, u64)>, line: u64) -> ColdPath {
+        let unchanged = ColdPath {
+            bytes: 32,
+            found,
+            flips: false,
+            line,
+        };
+        let Some((offset, len)) = found else {
+            return unchanged;
+        };
+        let before = crosses(offset, len, line);
+        match [16, 32, 48]
+            .into_iter()
+            .find(|n| crosses(offset + n, len, line) != before)
+        {
+            Some(bytes) => ColdPath {
+                bytes,
+                flips: true,
+                ..unchanged
+            },
+            None => unchanged,
+        }
+    }
+
+    /// Where the loop lands after the move: its offset in its line, and
+    /// whether it crosses a line there.
+    pub fn after(&self) -> Option<(u64, bool)> {
+        self.found.map(|(offset, len)| {
+            let moved = offset + self.bytes;
+            (moved % self.line, crosses(moved, len, self.line))
+        })
+    }
+}
+
 /// Where one range lands: the numbers reported for a function, and compared by the diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Placement {
@@ -148,5 +204,31 @@ mod tests {
         assert!(Geometry::new(64, 32).is_ok());
         assert!(Geometry::new(48, 32).is_err());
         assert!(Geometry::new(64, 0).is_err());
+    }
+
+    #[test]
+    fn the_cold_path_moves_the_loop_across_a_line_or_says_it_cannot() {
+        // A 23-byte loop crosses a 64-byte line only from offsets 42-63.
+        assert!(!crosses(32, 23, 64) && crosses(48, 23, 64) && !crosses(41, 23, 64));
+        assert!(!crosses(0, 0, 64) && crosses(63, 2, 64));
+        // At 32: 16 bytes take it to 48, where it crosses.
+        let c = ColdPath::for_loop(Some((32, 23)), 64);
+        assert_eq!((c.bytes, c.flips, c.after()), (16, true, Some((48, true))));
+        // At 48 it crosses; 16 bytes take it to 0, where it does not.
+        let c = ColdPath::for_loop(Some((48, 23)), 64);
+        assert_eq!((c.bytes, c.flips, c.after()), (16, true, Some((0, false))));
+        // At 0: 16 → 16 and 32 → 32 keep it inside; 48 → 48 crosses.
+        let c = ColdPath::for_loop(Some((0, 23)), 64);
+        assert_eq!((c.bytes, c.flips), (48, true));
+        // A 16-byte loop at a 16-aligned offset never crosses: no move helps.
+        let c = ColdPath::for_loop(Some((16, 16)), 64);
+        assert_eq!(
+            (c.bytes, c.flips, c.after()),
+            (32, false, Some((48, false)))
+        );
+        // A 60-byte loop at 8 crosses at every 16-byte step too.
+        assert!(!ColdPath::for_loop(Some((8, 60)), 64).flips);
+        let none = ColdPath::for_loop(None, 64);
+        assert_eq!((none.bytes, none.flips, none.after()), (32, false, None));
     }
 }

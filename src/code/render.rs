@@ -226,8 +226,12 @@ fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {
             column.to_string()
         }
     };
+    // A window as large as the line has the line's offset: one column says it.
+    let own_offset = |m: &UarchReport| m.geometry.window != g.line;
     for m in &report.models {
-        header.push(label(m, &format!("off{}", m.geometry.window)));
+        if own_offset(m) {
+            header.push(label(m, &format!("off{}", m.geometry.window)));
+        }
         header.push(label(m, "windows"));
         if several {
             header.push(label(m, "straddle"));
@@ -279,7 +283,9 @@ fn function_table(report: &CodeReport, limit: usize, color: bool) -> String {
             },
         ]);
         for (m, u) in report.models.iter().zip(&f.uarch) {
-            row.push(u.window_offset.to_string());
+            if own_offset(m) {
+                row.push(u.window_offset.to_string());
+            }
             row.push(u.windows.to_string());
             if several {
                 row.push(if u.straddling_loops > 0 {
@@ -322,23 +328,20 @@ fn loop_table(functions: &[Function], limit: usize, g: crate::code::placement::G
     rows.sort_by_key(|(_, l)| !l.straddles());
     let off_line = format!("off{}", g.line);
     let off_window = format!("off{}", g.window);
-    let mut table = Table::new(&[
-        "loop header",
-        "in function",
-        &off_line,
-        &off_window,
-        "align",
-        "body",
-        "windows",
-        "back edges",
-    ]);
+    let own_offset = g.window != g.line;
+    let mut header = vec!["loop header", "in function", &off_line];
+    if own_offset {
+        header.push(&off_window);
+    }
+    header.extend(["align", "body", "windows", "back edges"]);
+    let mut table = Table::new(&header);
     let shown = taken(rows.len(), limit);
     for (f, l) in &rows[..shown] {
-        table.row(vec![
-            hex(l.header),
-            short(&f.name, 40),
-            l.line_offset.to_string(),
-            l.window_offset.to_string(),
+        let mut row = vec![hex(l.header), short(&f.name, 40), l.line_offset.to_string()];
+        if own_offset {
+            row.push(l.window_offset.to_string());
+        }
+        row.extend([
             l.alignment.to_string(),
             format!("{} B", l.body_bytes),
             if l.straddles() {
@@ -348,6 +351,7 @@ fn loop_table(functions: &[Function], limit: usize, g: crate::code::placement::G
             },
             l.back_edges.to_string(),
         ]);
+        table.row(row);
     }
     let mut out = String::from("loops of the functions above (windows: +N = a tight loop touching N more than its body needs)\n");
     out.push_str(&table.render());
@@ -403,17 +407,11 @@ fn spot_list(functions: &[Function], model: &UarchReport) -> String {
     out
 }
 
-fn render_diff(
-    diff: &Diff,
-    hot: bool,
-    limit: usize,
-    color: bool,
-    g: crate::code::placement::Geometry,
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "placement changes from {} to {}: {} of {} matched functions changed ({} only in the first, {} only in the second)",
+/// The diff's first lines: how many functions changed, and how, counted by kind.
+fn diff_summary(diff: &Diff) -> String {
+    let s = &diff.summary;
+    let mut out = format!(
+        "placement changes from {} to {}: {} of {} matched functions changed ({} only in the first, {} only in the second)\n",
         diff.old,
         diff.new,
         diff.changes.len(),
@@ -424,23 +422,115 @@ fn render_diff(
     if diff.changes.is_empty() {
         return out;
     }
+    let _ = writeln!(
+        out,
+        "  {} with other code ({} larger, {} smaller, {} the same size with other loops); {} the same code, placed elsewhere",
+        s.code_changed,
+        s.grew,
+        s.shrank,
+        s.code_changed - s.grew - s.shrank,
+        s.moved_only
+    );
+    let _ = writeln!(
+        out,
+        "  new hazards: {} more lines or windows than their size needs; {} a loop that lost its alignment, {} a tight loop newly straddling a window",
+        match s.new_straddle {
+            1 => "1 function touches".to_string(),
+            n => format!("{n} functions touch"),
+        },
+        s.loop_lost_alignment,
+        s.loop_new_straddle
+    );
+    let _ = writeln!(
+        out,
+        "  loops are the same loop when at the same offset in their function with the same body; loops of changed code are counted, not compared"
+    );
+    match s.hot {
+        Some(hot) => {
+            let _ = writeln!(
+                out,
+                "  {hot} of the changed functions have a share of the profile: hottest first"
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  largest size changes first (--hot PROFILE puts the hot ones first)"
+            );
+        }
+    }
+    out
+}
+
+/// The loops column: counts, and how many are the same loop in both builds.
+fn loops_cell(c: &crate::code::diff::PlacementChange) -> String {
+    let counts = if c.old_loop_count == c.new_loop_count {
+        c.old_loop_count.to_string()
+    } else {
+        format!("{} → {}", c.old_loop_count, c.new_loop_count)
+    };
+    let most = c.old_loop_count.max(c.new_loop_count);
+    if most == 0 {
+        "-".to_string()
+    } else if c.matched_loops < most {
+        format!("{counts} ({} same)", c.matched_loops)
+    } else if !c.loops.is_empty() {
+        format!("{counts} ({} moved)", c.loops.len())
+    } else {
+        counts
+    }
+}
+
+/// The reasons, loop reasons with how many loops.
+fn why_cell(c: &crate::code::diff::PlacementChange) -> Vec<String> {
+    use crate::code::diff::ChangeReason;
+    c.reasons
+        .iter()
+        .map(|r| {
+            let loops = match r {
+                ChangeReason::LoopLostAlignment => {
+                    c.loops.iter().filter(|l| l.lost_alignment).count()
+                }
+                ChangeReason::LoopNewStraddle => c.loops.iter().filter(|l| l.new_straddle).count(),
+                _ => 0,
+            };
+            match r {
+                ChangeReason::CodeChanged => format!("code changed ({:+} B)", c.size_delta()),
+                _ if loops > 1 => format!("{} ×{loops}", r.label()),
+                _ => r.label().to_string(),
+            }
+        })
+        .collect()
+}
+
+fn render_diff(
+    diff: &Diff,
+    hot: bool,
+    limit: usize,
+    color: bool,
+    g: crate::code::placement::Geometry,
+) -> String {
+    let mut out = diff_summary(diff);
+    if diff.changes.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out);
     let mut header = vec![];
     if hot {
         header.push("hot");
     }
     let off_line = format!("off{}", g.line);
     let off_window = format!("off{}", g.window);
-    header.extend([
-        "function",
-        "old address",
-        "new address",
-        off_line.as_str(),
-        off_window.as_str(),
-        "lines",
-        "windows",
-        "loops",
-        "why",
-    ]);
+    let own_offset = g.window != g.line;
+    header.extend(["function", "size", off_line.as_str()]);
+    if own_offset {
+        header.push(off_window.as_str());
+    }
+    header.push("lines");
+    if own_offset {
+        header.push("windows");
+    }
+    header.extend(["loops", "why"]);
     let mut table = Table::new(&header);
     let shown = taken(diff.changes.len(), limit);
     for c in &diff.changes[..shown] {
@@ -455,32 +545,32 @@ fn render_diff(
                 format!("{a} → {b}")
             }
         };
-        let why: Vec<&str> = c.reasons.iter().map(|r| r.label()).collect();
-        let hazard = c
-            .reasons
-            .iter()
-            .any(|r| *r != crate::code::diff::ChangeReason::OffsetMoved);
+        let hazard = c.reasons.iter().any(|r| {
+            !matches!(
+                r,
+                crate::code::diff::ChangeReason::OffsetMoved
+                    | crate::code::diff::ChangeReason::CodeChanged
+            )
+        });
+        let why = why_cell(c).join(", ");
         row.extend([
             short(&c.name, 48),
-            hex(c.old.address),
-            hex(c.new.address),
+            arrow(c.old.size, c.new.size),
             arrow(c.old.line_offset, c.new.line_offset),
-            arrow(c.old.window_offset, c.new.window_offset),
-            arrow(c.old.lines, c.new.lines),
-            arrow(c.old.windows, c.new.windows),
-            if c.loops.is_empty() {
-                "-".to_string()
-            } else {
-                c.loops
-                    .iter()
-                    .map(|l| format!("@{}→{}", l.old_line_offset, l.new_line_offset))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            },
+        ]);
+        if own_offset {
+            row.push(arrow(c.old.window_offset, c.new.window_offset));
+        }
+        row.push(arrow(c.old.lines, c.new.lines));
+        if own_offset {
+            row.push(arrow(c.old.windows, c.new.windows));
+        }
+        row.extend([
+            loops_cell(c),
             if hazard {
-                paint(&why.join(", "), "33", color)
+                paint(&why, "33", color)
             } else {
-                why.join(", ")
+                why
             },
         ]);
         table.row(row);
@@ -489,9 +579,12 @@ fn render_diff(
     if shown < diff.changes.len() {
         let _ = writeln!(
             out,
-            "… {} more changes (--limit 0 lists all; --json has all)",
+            "… {} more changes (--limit 0 lists all; --json has all, with addresses and every moved loop)",
             diff.changes.len() - shown
         );
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

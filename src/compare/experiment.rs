@@ -90,7 +90,7 @@ pub fn run_with(
         ),
     };
     runner.set_deadline(None);
-    notes.extend(runner.notes().into_iter().map(Note::Text));
+    notes.extend(runner.notes().into_iter().map(Note::Run));
     if let Some(cleanup) = cleanup {
         if runner.interrupted() {
             notes.push(Note::CleanupSkipped);

@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod causes;
 pub mod experiment;
+pub mod imported;
 pub mod overhead;
 pub mod render;
 pub mod single;
@@ -275,14 +276,6 @@ pub struct CompareReport {
 }
 
 impl CompareReport {
-    /// The overall verdict when there is one metric, else None.
-    pub fn single_verdict(&self) -> Option<Verdict> {
-        match self.metrics.as_slice() {
-            [only] => Some(only.verdict),
-            _ => None,
-        }
-    }
-
     /// Runs per command that were measured (warm-ups excluded).
     pub fn measured_runs(&self, side: usize) -> usize {
         self.runs
@@ -393,9 +386,10 @@ pub enum Cause {
 /// facts; `render::prose::note` words it, in every format and in the JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
-    /// A note that reaches `compare` as words: the runner's notes on
-    /// `regex:` metrics, and `analyze`'s notes on the data it read.
-    Text(String),
+    /// What the runner saw (matches taken, processes left behind, `--max-time`).
+    Run(crate::run::Note),
+    /// What `analyze` found about the data it read.
+    Imported(imported::Imported),
     /// `--cleanup` was not run: Ctrl-C interrupted the experiment.
     CleanupSkipped,
     /// `--cleanup` failed, with the runner's cause.

@@ -135,4 +135,8 @@ pub struct Imported {
     /// seed 0 is the default layout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<Vec<String>>,
+    /// `history show ID`: the document is the store's result ID, read back
+    /// with its own settings (not a new analysis; not in the JSON).
+    #[serde(skip)]
+    pub stored: Option<i64>,
 }

@@ -46,13 +46,16 @@ pub fn table(summaries: &[Summary]) -> String {
     if summaries.is_empty() {
         return "no stored results match\n".into();
     }
-    let mut table = Table::new(&["id", "time", "commit", "verb", "names", "verdicts"]);
+    let mut table = Table::new(&[
+        "id", "time", "commit", "verb", "status", "names", "verdicts",
+    ]);
     for s in summaries {
         table.row(vec![
             s.id.to_string(),
             utc(s.created_unix),
             commit(s.git_commit.as_deref(), s.git_dirty),
             visible(&s.verb).into_owned(),
+            visible(&s.status.as_deref().unwrap_or("-").replace('_', " ")).into_owned(),
             visible(&s.names.join(", ")).into_owned(),
             visible(&verdicts(s)).into_owned(),
         ]);
@@ -202,5 +205,35 @@ pub fn status(status: &crate::run::Status<crate::doc::State>) -> String {
     match &status.message {
         Some(message) => format!("{}: {message}", status.state),
         None => format!("{}, with nothing to re-analyze", status.state),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_shows_each_experiments_status() {
+        let summary = |id, status: Option<&str>| Summary {
+            id,
+            verb: "compare".into(),
+            created_unix: 1_764_000_000,
+            git_commit: None,
+            git_dirty: false,
+            status: status.map(String::from),
+            names: vec!["A".into(), "B".into()],
+            verdicts: vec![],
+        };
+        let text = table(&[summary(2, Some("failed")), summary(1, None)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains(" status "), "{text}");
+        let cells = |line: &str| {
+            line.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        // id, date, time, UTC, commit, verb, status, names…
+        assert_eq!(cells(lines[1])[6], "failed", "{text}");
+        assert_eq!(cells(lines[2])[6], "-", "{text}");
     }
 }

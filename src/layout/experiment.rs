@@ -148,7 +148,7 @@ pub fn run(
     report.settings.layouts = report.variants.len();
     report
         .notes
-        .extend(runner.notes().into_iter().map(Note::Text));
+        .extend(runner.notes().into_iter().map(Note::Run));
     if reused > 0 {
         report.notes.push(Note::BuildsReused {
             reused,

@@ -417,9 +417,10 @@ pub struct Timing {
 /// facts (`render::prose::note` words it, in every format and in the JSON).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
-    /// A note that reaches `layout` as text: the runner's notes on `regex:`
-    /// metrics, and `analyze`'s notes on the files it read.
-    Text(String),
+    /// What the runner saw (matches taken, processes left behind, `--max-time`).
+    Run(crate::run::Note),
+    /// What `analyze` found about the data it read.
+    Imported(crate::compare::imported::Imported),
     /// Builds taken from the cache (identical inputs) instead of built again.
     BuildsReused {
         reused: usize,

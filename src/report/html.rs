@@ -58,19 +58,6 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The failure or interruption box, when the experiment stopped early.
-pub fn stop_box<S>(status: &crate::run::Status<S>) -> String {
-    let Some(message) = &status.message else {
-        return String::new();
-    };
-    let mut out = format!("<div class=\"failed\"><b>{}</b>", escape(message));
-    if !status.last_output.is_empty() {
-        let _ = write!(out, "<pre>{}</pre>", escape(&status.last_output.join("\n")));
-    }
-    out.push_str("<br>Results gathered before it stopped are below.</div>\n");
-    out
-}
-
 /// The report's notes as a list.
 pub fn notes(notes: &[String]) -> String {
     if notes.is_empty() {

@@ -33,7 +33,7 @@ pub trait Executor {
     fn set_deadline(&mut self, _deadline: Option<std::time::Instant>) {}
 
     /// Notes gathered over the runs (e.g. which `regex:` match was taken).
-    fn notes(&self) -> Vec<String> {
+    fn notes(&self) -> Vec<super::Note> {
         Vec::new()
     }
 }
@@ -61,7 +61,7 @@ impl Executor for super::Runner {
         super::Runner::set_deadline(self, deadline)
     }
 
-    fn notes(&self) -> Vec<String> {
+    fn notes(&self) -> Vec<super::Note> {
         super::Runner::notes(self)
     }
 }

@@ -186,10 +186,6 @@ impl HigherIsBetter {
         }
     }
 
-    pub fn is_off(&self) -> bool {
-        *self == HigherIsBetter::Off
-    }
-
     /// Both flags together: the bare flag wins; names are joined.
     pub fn or(&self, other: &HigherIsBetter) -> HigherIsBetter {
         match (self, other) {
@@ -247,13 +243,18 @@ impl MetricSpec {
                     .filter(|r| r.starts_with([':', '@']))
                 {
                     MetricSpec::Regex(RegexMetric::parse(rest)?)
+                } else if let Some((name, rest)) = text
+                    .split_once("=regex")
+                    .filter(|(n, r)| r.starts_with([':', '@']) && !n.contains([':', '@', '(']))
+                {
+                    MetricSpec::Regex(RegexMetric::parse(rest)?.named(name)?)
                 } else if let Some(pointer) = text.strip_prefix("json:") {
                     if !(pointer.is_empty() || pointer.starts_with('/')) {
                         bail!("json metric needs a JSON pointer such as json:/results/0/time, got {pointer:?}");
                     }
                     MetricSpec::Json(pointer.to_string())
                 } else {
-                    bail!("unknown metric {text:?}: expected wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN, json:POINTER or gbench")
+                    bail!("unknown metric {text:?}: expected wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (NAME=regex… to name it), json:POINTER or gbench")
                 }
             }
         })
@@ -450,6 +451,9 @@ mod tests {
         assert!(spec.reads_output() && spec.reads_stderr());
         let o = outcome("took 1 ms", "took 2 ms\ntook 3 ms");
         assert_eq!(values(&spec, &o), vec![(spec.label(), 2.0)]);
+        let named = MetricSpec::parse(r"took=regex@first:took ([0-9.]+) ms").unwrap();
+        assert_eq!(named.label(), r"took=regex@first:took ([0-9.]+) ms");
+        assert!(MetricSpec::parse(r"x=regex:(?P<a>\d+)").is_err());
         let plain = MetricSpec::parse(r"regex:took ([0-9.]+) ms").unwrap();
         assert_eq!(values(&plain, &o), vec![(plain.label(), 1.0)]);
         assert!(!MetricSpec::parse(r"regex@stdout:(\d)")

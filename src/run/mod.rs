@@ -146,6 +146,28 @@ pub struct Runner {
     cut: Option<String>,
 }
 
+/// What the runner saw over an experiment that the reader should know, as
+/// facts (the verbs' renderers word them: `compare::render::notes::run_note`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A `regex:` metric matched several disagreeing values in some of the
+    /// `of` measured runs: which match was taken, and in how many it mattered.
+    SeveralMatches { tally: MatchTally, of: usize },
+    /// `runs` of the `of` runs started left processes running after they
+    /// exited (`commands`, in order of their first time): `killed` were
+    /// killed after each run, `survived` could not be.
+    LeftBehind {
+        runs: usize,
+        of: usize,
+        commands: Vec<String>,
+        killed: usize,
+        survived: usize,
+    },
+    /// `--max-time` was reached during a run of `command`: that run was
+    /// killed and left out, the runs before it kept.
+    MaxTimeCut { command: String },
+}
+
 /// What the runs left running after they exited, over an experiment.
 #[derive(Debug, Default)]
 struct LeftBehind {
@@ -173,25 +195,14 @@ impl LeftBehind {
     }
 
     /// The note for the report, when any run left something.
-    fn note(&self) -> Option<String> {
-        if self.runs == 0 {
-            return None;
-        }
-        let mut note = format!(
-            "{} of {} runs left processes running after they exited ({}): {} processes, killed \
-             after each run (with their process group and any daemon that left it)",
-            self.runs,
-            self.of,
-            self.commands.join(", "),
-            self.total.killed,
-        );
-        if self.total.survived > 0 {
-            note.push_str(&format!(
-                "; {} could not be killed and are still running",
-                self.total.survived
-            ));
-        }
-        Some(note)
+    fn note(&self) -> Option<Note> {
+        (self.runs > 0).then(|| Note::LeftBehind {
+            runs: self.runs,
+            of: self.of,
+            commands: self.commands.clone(),
+            killed: self.total.killed,
+            survived: self.total.survived,
+        })
     }
 }
 
@@ -217,20 +228,23 @@ impl Runner {
 
     /// One note per `regex:` metric that matched several disagreeing values in
     /// some measured run: which match was taken, and in how many runs it mattered.
-    pub fn match_notes(&self) -> Vec<String> {
+    pub fn match_notes(&self) -> Vec<Note> {
         self.tallies
             .iter()
-            .map(|t| t.note(self.extracted))
+            .map(|t| Note::SeveralMatches {
+                tally: t.clone(),
+                of: self.extracted,
+            })
             .collect()
     }
 
     /// Every note of the runs so far: the `regex:` matches taken
     /// ([`Runner::match_notes`]) and the processes runs left behind.
-    pub fn notes(&self) -> Vec<String> {
+    pub fn notes(&self) -> Vec<Note> {
         let mut notes = self.match_notes();
         notes.extend(self.left.note());
-        notes.extend(self.cut.as_ref().map(|name| {
-            format!("--max-time was reached during a run of {name}: that run was killed and left out; the runs completed before it are kept")
+        notes.extend(self.cut.as_ref().map(|name| Note::MaxTimeCut {
+            command: name.clone(),
         }));
         notes
     }

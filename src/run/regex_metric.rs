@@ -68,6 +68,8 @@ pub struct RegexMetric {
     pub choice_given: bool,
     pub stream: Stream,
     groups: Groups,
+    /// `NAME=regex:…`: the name of a one-group regex's metric (else the spec).
+    pub name: Option<String>,
 }
 
 /// A metric that matched more than once in one run, where first, last and
@@ -142,7 +144,28 @@ impl RegexMetric {
             choice_given: choice.is_some(),
             stream: stream.unwrap_or(Stream::Auto),
             groups,
+            name: None,
         })
+    }
+
+    /// Name the metric of a one-group regex (`NAME=regex:…`). A regex with
+    /// named groups is refused: its groups name its metrics.
+    pub fn named(mut self, name: &str) -> Result<RegexMetric> {
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !valid {
+            bail!("metric name {name:?} before '=regex' must be a letter then letters, digits, '_', '.' or '-'");
+        }
+        if self.groups != Groups::Single {
+            bail!(
+                "metric regex {:?} names its metrics by its groups: drop the {name}= before it",
+                self.regex.as_str()
+            );
+        }
+        self.name = Some(name.to_string());
+        Ok(self)
     }
 
     /// The spec as given, options normalised: `regex:P` when none were written.
@@ -156,10 +179,14 @@ impl RegexMetric {
             Stream::Stdout => options.push("stdout"),
             Stream::Stderr => options.push("stderr"),
         }
+        let name = self
+            .name
+            .as_ref()
+            .map_or(String::new(), |n| format!("{n}="));
         if options.is_empty() {
-            format!("regex:{}", self.regex.as_str())
+            format!("{name}regex:{}", self.regex.as_str())
         } else {
-            format!("regex@{}:{}", options.join(","), self.regex.as_str())
+            format!("{name}regex@{}:{}", options.join(","), self.regex.as_str())
         }
     }
 
@@ -242,7 +269,7 @@ impl RegexMetric {
             }
             Ok(())
         };
-        let single = self.label();
+        let single = self.name.clone().unwrap_or_else(|| self.label());
         for captures in self.regex.captures_iter(text) {
             match &self.groups {
                 Groups::NameValue => {
@@ -351,24 +378,6 @@ impl MatchTally {
                 }),
             }
         }
-    }
-
-    /// The report note: which match was taken and what the others would have given.
-    pub fn note(&self, runs: usize) -> String {
-        let e = &self.example;
-        let how = if self.choice_given {
-            format!("the {} was taken, as asked", self.choice.name())
-        } else {
-            format!(
-                "the {} was taken (the default; regex@first: or regex@median: choose another)",
-                self.choice.name()
-            )
-        };
-        format!(
-            "metric {}: {} of {runs} runs matched several different values (up to {}); {how}; \
-             e.g. first {}, last {}, median {}",
-            self.name, self.runs, self.most, e.first, e.last, e.median
-        )
     }
 }
 
@@ -538,6 +547,24 @@ mod tests {
     }
 
     #[test]
+    fn a_name_prefix_names_a_one_group_metric() {
+        let spec = RegexMetric::parse(r":([0-9.]+) ns/call")
+            .unwrap()
+            .named("ns_per_call")
+            .unwrap();
+        assert_eq!(spec.label(), r"ns_per_call=regex:([0-9.]+) ns/call");
+        let f = spec.extract(b"3.5 ns/call\n", b"").unwrap();
+        assert_eq!(pairs(&f), vec![("ns_per_call", 3.5)]);
+        // Named groups name their metrics already; a bad name is refused.
+        let named = RegexMetric::parse(r":(?P<ns>[0-9.]+) ns").unwrap();
+        assert!(named.named("x").is_err());
+        let one = || RegexMetric::parse(r":([0-9.]+)").unwrap();
+        for bad in ["", "1x", "a b", "a=b"] {
+            assert!(one().named(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn tallies_count_runs_once_per_metric() {
         let spec = RegexMetric::parse(r":v=(\d+)").unwrap();
         let mut tallies = Vec::new();
@@ -548,9 +575,11 @@ mod tests {
         assert_eq!(tallies.len(), 1);
         assert_eq!((tallies[0].runs, tallies[0].most), (2, 3));
         assert_eq!(tallies[0].example.last, 2.0);
-        let note = tallies[0].note(3);
-        assert!(note.contains("2 of 3 runs matched several"), "{note}");
-        assert!(note.contains("the last was taken (the default"), "{note}");
-        assert!(note.ends_with("first 1, last 2, median 1.5"), "{note}");
+        assert_eq!(tallies[0].choice, Choice::Last);
+        assert!(!tallies[0].choice_given);
+        assert_eq!(
+            (tallies[0].example.first, tallies[0].example.median),
+            (1.0, 1.5)
+        );
     }
 }

@@ -192,11 +192,6 @@ impl UNullDistribution {
         Some(UNullDistribution { pairs, cdf })
     }
 
-    /// m·n, the largest value U can take.
-    pub fn max_u(&self) -> usize {
-        self.pairs
-    }
-
     /// P(U ≤ u).
     pub fn cdf(&self, u: usize) -> f64 {
         self.cdf[u.min(self.pairs)]

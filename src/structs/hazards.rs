@@ -8,6 +8,7 @@
 
 use super::suggest;
 use super::types::{ArrayUse, LockEvidence, PlainWrites, StructLayout, SyncKind, SyncMember};
+use crate::report::units::count;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -453,8 +454,8 @@ fn false_sharing(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
         ));
     }
     let message = format!(
-        "{} line(s) shared{}: {}{}{}",
-        lines.len(),
+        "{} shared{}: {}{}{}",
+        count(lines.len() as u64, "line"),
         if evidence.is_empty() {
             String::new()
         } else {
@@ -716,8 +717,13 @@ fn holes(s: &StructLayout, line: u64, out: &mut Vec<Hazard>) {
         Severity::Note,
         s,
         format!(
-            "{} hole(s) of {} bytes in all and {} bytes of padding; reordering saves {saved} bytes ({} → {})",
-            s.summary.holes, s.summary.sum_holes, s.summary.padding, s.size, r.new_size
+            "{} of {} in all and {} of padding; reordering saves {} ({} → {})",
+            count(s.summary.holes, "hole"),
+            count(s.summary.sum_holes, "byte"),
+            count(s.summary.padding, "byte"),
+            count(saved, "byte"),
+            s.size,
+            r.new_size
         ),
     );
     h.bytes = Some(saved);

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::analyze::input;
-use crate::analyze::{compared, AnalyzeOptions, Reanalysis};
+use crate::analyze::{compared, AnalyzeOptions, Interleaving, Interval, Note, Reanalysis};
+use crate::compare::render::notes::imported as note;
 use crate::compare::render::tests::formats_agree;
 use crate::stats::hierarchical::Estimator;
 

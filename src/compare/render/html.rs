@@ -16,12 +16,8 @@ use std::fmt::Write;
 
 /// The `compare` page.
 pub fn compare(report: &CompareReport) -> String {
-    let title = if report.analyze.is_some() {
-        "ghostbench analyze"
-    } else {
-        "ghostbench compare"
-    };
-    page(title, &compare_body(report))
+    let verb = crate::report::units::title_verb("compare", report.analyze.as_ref());
+    page(&format!("ghostbench {verb}"), &compare_body(report))
 }
 
 /// Several comparisons on one page (`analyze` with more than one candidate).

@@ -1,8 +1,10 @@
 //! The words of the notes on the metrics themselves, for `compare`, `layout`
 //! and `analyze`: metrics `--higher-is-better` left alone, values ≤ 0, and
 //! which ratio the table's B/A is, and which baseline side A is and how it
-//! was measured (`--baseline`).
+//! was measured (`--baseline`); what the runner saw (`run::Note`) and what
+//! `analyze` found about imported data (`Imported`).
 
+use crate::compare::imported::{Imported, Interleaving, Interval};
 use crate::compare::{BaselineMode, BaselineUse, CompareReport, Fallback};
 use crate::report::units::trimmed;
 use crate::report::units::{ratio, ratio_change};
@@ -116,4 +118,242 @@ pub fn fallback(why: &Fallback) -> String {
             format!("{path}, named in its command, changed since it was saved")
         }
     }
+}
+
+/// The words of what the runner saw, for every verb that runs commands.
+pub fn run_note(note: &crate::run::Note) -> String {
+    use crate::run::Note;
+    match note {
+        Note::SeveralMatches { tally, of } => {
+            let e = &tally.example;
+            let how = if tally.choice_given {
+                format!("the {} was taken, as asked", tally.choice.name())
+            } else {
+                format!(
+                    "the {} was taken (the default; regex@first: or regex@median: choose another)",
+                    tally.choice.name()
+                )
+            };
+            format!(
+                "metric {}: {} of {of} runs matched several different values (up to {}); {how}; \
+                 e.g. first {}, last {}, median {}",
+                tally.name, tally.runs, tally.most, e.first, e.last, e.median
+            )
+        }
+        Note::LeftBehind {
+            runs,
+            of,
+            commands,
+            killed,
+            survived,
+        } => {
+            let mut text = format!(
+                "{runs} of {of} runs left processes running after they exited ({}): {killed} processes, killed \
+                 after each run (with their process group and any daemon that left it)",
+                commands.join(", "),
+            );
+            if *survived > 0 {
+                text.push_str(&format!(
+                    "; {survived} could not be killed and are still running"
+                ));
+            }
+            text
+        }
+        Note::MaxTimeCut { command } => format!(
+            "--max-time was reached during a run of {command}: that run was killed and left out; \
+             the runs completed before it are kept"
+        ),
+    }
+}
+
+/// The words of what `analyze` found about the data it read.
+pub fn imported(note: &Imported) -> String {
+    match note {
+        Imported::RunsLeftOut { runs, most } => runs_left_out(*runs, *most),
+        Imported::Order(order) => interleaving(order),
+        Imported::NonZeroExits { commands } => {
+            let each: Vec<String> = commands
+                .iter()
+                .map(|(command, failed, runs)| format!("{command:?} {failed} of {runs}"))
+                .collect();
+            format!(
+                "runs that exited non-zero (hyperfine -i) are analyzed like the others: {}",
+                each.join(", ")
+            )
+        }
+        Imported::Bonferroni {
+            comparisons,
+            confidence,
+        } => format!(
+            "{comparisons} comparisons (metrics × candidates): every interval is at {:.2}% (Bonferroni)",
+            confidence * 100.0
+        ),
+        Imported::Reanalysis(r) => {
+            let percent = |f: f64| format!("±{}%", trimmed(f * 100.0));
+            let mut text = format!(
+                "re-analysis of {}: {}, {}",
+                r.file,
+                changed("margin", percent(r.margin.0), percent(r.margin.1)),
+                changed("alpha", trimmed(r.alpha.0), trimmed(r.alpha.1)),
+            );
+            if let Some((now, before)) = r.estimator {
+                let name = |e| format!("{e:?}").to_lowercase();
+                text.push_str(&format!(
+                    ", {}",
+                    changed("estimator", name(now), name(before))
+                ));
+            }
+            if r.higher_is_better {
+                text.push_str(", directions changed by --higher-is-better");
+            }
+            match r.interval {
+                Some(Interval::Replayed { runs: [a, b] }) => text.push_str(&format!(
+                    "; compare's looks replayed over the {a} + {b} runs in their order"
+                )),
+                Some(Interval::Fixed) => text
+                    .push_str("; one interval at the data's size, as when it was first analyzed"),
+                None => {}
+            }
+            text
+        }
+        Imported::AlphaShare { share } => format!(
+            "the original run looked more than once (--layouts auto): its last look spent {}% of α, and so does this one",
+            trimmed((share * 1000.0).round() / 10.0)
+        ),
+        Imported::LayoutsLeftOut { left_out, layouts } => format!(
+            "{} of {layouts} layouts left out because some name or metric has no value there: {}",
+            left_out.len(),
+            left_out.join(", ")
+        ),
+        Imported::DefaultLayout { label } => format!(
+            "default layout: {label:?} ({})",
+            if label == "0" {
+                "labelled 0"
+            } else {
+                "no complete layout labelled 0: the first in file order"
+            }
+        ),
+        Imported::Carried(text) => text.clone(),
+    }
+}
+
+/// "margin ±2% (was ±1%)", or "margin ±1%" when unchanged.
+fn changed(label: &str, new: String, old: String) -> String {
+    if new == old {
+        format!("{label} {new}")
+    } else {
+        format!("{label} {new} (was {old})")
+    }
+}
+
+/// The caution when the runs were not shown to be interleaved.
+fn interleaving(order: &Interleaving) -> String {
+    let confounded = "drift between the blocks is confounded with the effect";
+    match order {
+        Interleaving::Interleaved => "the runs were interleaved".to_string(),
+        Interleaving::Blocks => format!(
+            "not interleaved: hyperfine runs each command's runs one after the other, so {confounded} \
+             (ghostbench compare interleaves them)"
+        ),
+        Interleaving::Unknown { a, b } => format!(
+            "no `round` column: nothing shows that {a} and {b} were interleaved; if they ran one \
+             after the other, {confounded}"
+        ),
+        Interleaving::Apart {
+            a,
+            b,
+            a_rounds,
+            b_rounds,
+        } => format!(
+            "not interleaved: {a} ran in {} and {b} in {}, so {confounded}",
+            span(*a_rounds),
+            span(*b_rounds)
+        ),
+        Interleaving::Partly {
+            a,
+            b,
+            shared,
+            rounds,
+        } => format!(
+            "partly interleaved: {shared} of {rounds} rounds hold runs of both {a} and {b}; \
+             between the others, drift is confounded with the effect"
+        ),
+    }
+}
+
+/// "round 3", "rounds 0–4".
+fn span(rounds: Option<(usize, usize)>) -> String {
+    match rounds {
+        Some((first, last)) if first == last => format!("round {first}"),
+        Some((first, last)) => format!("rounds {first}–{last}"),
+        None => "no round".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::regex_metric::{Choice, MatchTally, SeveralMatches};
+    use crate::run::Note;
+
+    #[test]
+    fn the_runners_notes_in_words() {
+        let tally = MatchTally {
+            metric: "regex::v=(\\d+)".into(),
+            name: "v".into(),
+            choice: Choice::Last,
+            choice_given: false,
+            runs: 2,
+            most: 3,
+            example: SeveralMatches {
+                name: "v".into(),
+                count: 2,
+                first: 1.0,
+                last: 2.0,
+                median: 1.5,
+                chosen: 2.0,
+            },
+        };
+        let text = run_note(&Note::SeveralMatches { tally, of: 3 });
+        assert!(
+            text.starts_with("metric v: 2 of 3 runs matched several"),
+            "{text}"
+        );
+        assert!(text.contains("the last was taken (the default"), "{text}");
+        assert!(text.ends_with("first 1, last 2, median 1.5"), "{text}");
+        let left = Note::LeftBehind {
+            runs: 2,
+            of: 13,
+            commands: vec!["a".into(), "b".into()],
+            killed: 3,
+            survived: 0,
+        };
+        assert_eq!(
+            run_note(&left),
+            "2 of 13 runs left processes running after they exited (a, b): 3 processes, killed \
+             after each run (with their process group and any daemon that left it)"
+        );
+        let stuck = Note::LeftBehind {
+            runs: 1,
+            of: 1,
+            commands: vec!["a".into()],
+            killed: 1,
+            survived: 2,
+        };
+        assert!(run_note(&stuck).ends_with("; 2 could not be killed and are still running"));
+        assert_eq!(
+            run_note(&Note::MaxTimeCut { command: "B".into() }),
+            "--max-time was reached during a run of B: that run was killed and left out; the runs completed before it are kept"
+        );
+    }
+}
+
+/// Why a stored result has no runs: `total` runs, more than the `most` the
+/// store keeps of one result (the stored document's first note, and the
+/// line `analyze` prints when it stores such a result).
+pub fn runs_left_out(total: usize, most: usize) -> String {
+    format!(
+        "stored without its {total} runs, more than the {most} the store keeps of one result: \
+         the verdicts, summaries and intervals are those of every run; the runs are in the files analyzed"
+    )
 }

@@ -26,8 +26,6 @@ pub mod label {
     pub const TABLE: [&str; 6] = [
         "metric", "A median", "B median", "B/A (HL)", "change", "verdict",
     ];
-    /// A side's summary.
-    pub const SUMMARY: [&str; 6] = ["median", "mean", "CV", "MAD", "range", "outliers"];
     pub const COUNTERS: &str = "counter";
     pub const SIMULATION: &str = "cachegrind";
 }
@@ -314,7 +312,8 @@ pub fn simulation(report: &CompareReport) -> Option<Simulation> {
 /// A note in words.
 pub fn note(note: &Note) -> String {
     match note {
-        Note::Text(text) => text.clone(),
+        Note::Run(note) => super::notes::run_note(note),
+        Note::Imported(note) => super::notes::imported(note),
         Note::CleanupSkipped => format!("--cleanup skipped: {}", crate::run::interrupt::cause()),
         Note::CleanupFailed { cause } => format!("--cleanup failed: {cause}"),
         Note::SpawnNotCorrected {

@@ -26,13 +26,7 @@ pub fn render(report: &CompareReport, color: bool) -> String {
 pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> String {
     let report = &*prose::shown(report);
     let mut out = String::new();
-    let verb = match &report.analyze {
-        Some(imported) => format!(
-            "analyze {}",
-            crate::report::units::imported(&imported.files, &imported.format.text())
-        ),
-        None => "compare".to_string(),
-    };
+    let verb = crate::report::units::heading_verb("compare", report.analyze.as_ref());
     let _ = writeln!(out, "ghostbench {verb}: {}", prose::commands(report));
     let _ = writeln!(out);
     out.push_str(&status::stop_cause(

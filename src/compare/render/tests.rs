@@ -160,9 +160,13 @@ fn report(fail_at: Option<usize>) -> CompareReport {
     report.notes.push(Note::CleanupFailed {
         cause: "rm: <x> not found".into(),
     });
-    report
-        .notes
-        .push(Note::Text("a note from the runner".into()));
+    report.notes.push(Note::Run(crate::run::Note::LeftBehind {
+        runs: 2,
+        of: 13,
+        commands: vec!["B".into()],
+        killed: 3,
+        survived: 1,
+    }));
     report
 }
 

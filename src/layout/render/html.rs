@@ -131,12 +131,8 @@ pub fn layout(report: &LayoutReport) -> String {
     if let Some(time) = prose::time(report) {
         let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(&time));
     }
-    let title = if report.analyze.is_some() {
-        "ghostbench analyze"
-    } else {
-        "ghostbench layout"
-    };
-    page(title, &body)
+    let verb = crate::report::units::title_verb("layout", report.analyze.as_ref());
+    page(&format!("ghostbench {verb}"), &body)
 }
 
 /// The build's position, so it has the same colour in every plot.

@@ -12,7 +12,7 @@ use crate::layout::builds::BuildResult;
 use crate::layout::variants::SourceStatus;
 use crate::layout::{AutoOutcome, Comparison, LayoutReport, MatrixRow, Note, Undecided};
 use crate::report::escape::visible;
-use crate::report::units::{imported, ratio, trimmed, value};
+use crate::report::units::{ratio, trimmed, value};
 use crate::run::metric::Unit;
 use crate::stats::verdict::Verdict;
 use std::borrow::Cow;
@@ -63,10 +63,7 @@ pub fn headline(report: &LayoutReport) -> String {
 
 /// "layout", or "analyze a.csv (csv)" when the runs were read from files.
 pub fn verb(report: &LayoutReport) -> String {
-    match &report.analyze {
-        Some(files) => format!("analyze {}", imported(&files.files, &files.format.text())),
-        None => "layout".to_string(),
-    }
+    crate::report::units::heading_verb("layout", report.analyze.as_ref())
 }
 
 /// "B wall": what a verdict line is about.
@@ -224,7 +221,8 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
 pub fn note(note: &Note) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     match note {
-        Note::Text(text) => text.clone(),
+        Note::Run(note) => crate::compare::render::notes::run_note(note),
+        Note::Imported(note) => crate::compare::render::notes::imported(note),
         Note::BuildsReused {
             reused,
             builds,

@@ -319,7 +319,9 @@ fn report() -> LayoutReport {
                 looks: 1,
             }),
             Note::EnvironmentJitter,
-            Note::Text("metric wall: measured by the runner".into()),
+            Note::Run(crate::run::Note::MaxTimeCut {
+                command: "gcc".into(),
+            }),
         ],
         timing: Timing {
             build_s: 1.5,
@@ -497,6 +499,7 @@ fn an_imported_report_names_its_files_everywhere_and_has_no_time() {
         interval: crate::doc::IntervalKind::Fixed,
         interleaved: Some(true),
         layouts: None,
+        stored: None,
     });
     report.status = Status::new(State::Imported, None);
     report.explain = None;

@@ -3,6 +3,7 @@
 
 use crate::report::style::paint;
 use crate::report::table::Table;
+use crate::report::units::count;
 use crate::structs::hazards::{Hazard, Severity};
 use crate::structs::suggest::Suggestion;
 use crate::structs::types::{RecordKind, Spelling};
@@ -437,8 +438,15 @@ pub fn render(report: &StructsReport, hazards_only: bool, color: bool) -> String
                 .count();
             let _ = writeln!(
                 out,
-                "{} hazards ({errors} errors, {warnings} warnings); --hazards lists them",
-                report.hazards.len()
+                "{} in the {} above ({}, {}); --hazards lists them",
+                count(report.hazards.len() as u64, "hazard"),
+                if report.structs.len() == 1 {
+                    "struct".to_string()
+                } else {
+                    format!("{} structs", report.structs.len())
+                },
+                count(errors as u64, "error"),
+                count(warnings as u64, "warning"),
             );
         }
     }

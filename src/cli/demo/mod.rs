@@ -13,28 +13,33 @@
 //! that the move changes whether it crosses a cache line).
 //!
 //! Last step, `probe --quick`: what misalignment costs on the machine at hand.
+//!
+//! This file only wires the steps: where the cold code goes is
+//! `code::placement::ColdPath` on the loop `code::first_loop` finds, and
+//! every sentence is `render`'s.
+
+mod render;
 
 use super::args::SeedArgs;
 use super::layout::ScheduleArgs;
 use super::output::outln;
 use super::output::OutputArgs;
-use crate::layout::render::prose;
-use crate::layout::{BuildSpec, LayoutOptions, LayoutReport};
+use crate::code::placement::ColdPath;
+use crate::layout::{BuildSpec, LayoutOptions};
 use crate::run::command::resolve_program;
 use crate::run::launch::{self, Launch};
 use crate::run::metric::MetricSpec;
 use crate::run::ToolError;
 use crate::stats::hierarchical::Estimator;
-use crate::stats::verdict::Verdict;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The embedded dispatch benchmark.
-pub const DISPATCH_CPP: &str = include_str!("../../assets/dispatch.cpp");
+pub const DISPATCH_CPP: &str = include_str!("../../../assets/dispatch.cpp");
 /// A C program with packed, atomic and false-sharing structs, for the `structs` step.
-pub const HAZARDS_C: &str = include_str!("../../assets/hazards.c");
+pub const HAZARDS_C: &str = include_str!("../../../assets/hazards.c");
 /// Calls per mechanism and run: about 2–10 ms each on a 2020s x86 core.
 const CALLS: &str = "5000000";
 /// The metric: one value per mechanism, in ns/call.
@@ -128,52 +133,6 @@ fn template(compiler: &str, defines: &str, src: &str) -> String {
     format!("{compiler} -O2 -std=c++17 {defines}{{cflags}} {{ldflags}} {src} -o {{out}}")
 }
 
-/// Where the baseline's virtual loop sits, and the cold-path size that moves
-/// it across a cache line (or does not), from the baseline's own binary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ColdPath {
-    /// Bytes of cold code: 16, 32 or 48.
-    pub bytes: u64,
-    /// The loop's start offset in its 64-byte line and its size, when found.
-    pub found: Option<(u64, u64)>,
-    /// Whether the move changes whether the loop crosses a line.
-    pub flips: bool,
-}
-
-/// Whether a loop of `len` bytes starting at line offset `offset` crosses a
-/// `line`-byte boundary.
-fn crosses(offset: u64, len: u64, line: u64) -> bool {
-    offset % line + len > line
-}
-
-/// The smallest move by 16, 32 or 48 bytes that changes whether the loop
-/// (at `offset`, `len` bytes) crosses a 64-byte line; 32 when none does.
-pub fn cold_path_for(found: Option<(u64, u64)>) -> ColdPath {
-    let Some((offset, len)) = found else {
-        return ColdPath {
-            bytes: 32,
-            found,
-            flips: false,
-        };
-    };
-    let before = crosses(offset, len, 64);
-    match [16, 32, 48]
-        .into_iter()
-        .find(|n| crosses(offset + n, len, 64) != before)
-    {
-        Some(bytes) => ColdPath {
-            bytes,
-            found,
-            flips: true,
-        },
-        None => ColdPath {
-            bytes: 32,
-            found,
-            flips: false,
-        },
-    }
-}
-
 /// Build the baseline once at the default layout and find its virtual loop.
 fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> {
     let out = dir.join("dispatch-baseline");
@@ -198,18 +157,7 @@ fn locate_virtual_loop(command: &str, dir: &Path) -> Result<Option<(u64, u64)>> 
         ),
         Err((error, None)) => return Err(error).with_context(|| format!("cannot run {program}")),
     }
-    let options = crate::code::CodeOptions {
-        binary: out,
-        functions: Some(regex::Regex::new(r"^loop_virtual\(")?),
-        ..Default::default()
-    };
-    let report = crate::code::run(&options, &|_| {})?;
-    Ok(report
-        .functions
-        .iter()
-        .flat_map(|f| f.loops.iter())
-        .next()
-        .map(|l| (l.line_offset, l.body_bytes)))
+    crate::code::first_loop(&out, &regex::Regex::new(r"^loop_virtual\(")?)
 }
 
 fn layout_step(args: &DemoArgs) -> Result<i32> {
@@ -227,36 +175,12 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
     }
     let source = std::fs::canonicalize(&source)?;
     let src = shlex::try_quote(&source.to_string_lossy())?.into_owned();
-    outln!("ghostbench demo, step 1: is a speedup real, or a layout ghost?");
-    outln!("An embedded C++ benchmark times four ways to call a tiny strategy chosen at run time");
-    outln!("(virtual, function pointer, std::variant + std::visit, CRTP), in ns/call.");
+    super::output::print_terminal(&render::layout_intro(), false);
     let builds: Vec<BuildSpec> = if compilers.len() == 1 || args.max_compilers == 1 {
         let c = &default_compiler(&compilers);
         let base = template(c, "", &src);
-        let cold = cold_path_for(locate_virtual_loop(&base, dir)?);
-        outln!("It is built three ways with {c} -O2:");
-        outln!("  {c}: as is;");
-        outln!(
-            "  final: -DFINAL_DISPATCH, a real change: the virtual loop tests the strategy's type once,"
-        );
-        outln!("         then calls the `final` class directly, which the compiler inlines;");
-        outln!(
-            "  cold: -DCOLD_PATH={}, {} bytes of cold code that never runs, linked before all hot code.",
-            cold.bytes, cold.bytes
-        );
-        match cold.found {
-            Some((offset, len)) => outln!(
-                "         It changes no hot instruction; it moves loop_virtual's loop ({len} bytes, at line\n         \
-                 offset {offset}) to offset {}, where it {} a 64-byte line{}.",
-                (offset + cold.bytes) % 64,
-                if crosses(offset + cold.bytes, len, 64) { "crosses" } else { "no longer crosses" },
-                if cold.flips { "" } else { " as before: no 16-48 byte move changes that" },
-            ),
-            None => outln!(
-                "         It changes no hot instruction; it moves all of them by {} bytes.",
-                cold.bytes
-            ),
-        }
+        let cold = ColdPath::for_loop(locate_virtual_loop(&base, dir)?, 64);
+        super::output::print_terminal(&render::three_ways(c, &cold), false);
         vec![
             BuildSpec {
                 name: c.clone(),
@@ -280,32 +204,15 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
                 template: template(c, "", &src),
             })
             .collect();
-        outln!(
-            "It is built with {} (-O2).",
-            builds
-                .iter()
-                .map(|b| b.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let names: Vec<&str> = builds.iter().map(|b| b.name.as_str()).collect();
+        super::output::print_terminal(&render::compilers(&names), false);
         builds
     };
     let options = options(args, builds)?;
-    let (layouts, max_layouts) = (options.layouts, options.max_layouts);
-    outln!(
-        "Every build is rebuilt under {} layouts (alignment, code shift, section shuffle),",
-        match max_layouts {
-            Some(max) => format!("{layouts} or more (up to {max}, until decided)"),
-            None => layouts.to_string(),
-        }
-    );
-    outln!(
-        "and every (build, layout) pair runs {} times in random order.\n",
-        options.rounds
-    );
+    super::output::print_terminal(&render::schedule(options.layouts, options.max_layouts, options.rounds), false);
     let (report, code) = super::layout::execute(&options, &args.output)?;
     outln!();
-    super::output::print_terminal(&meaning(&report), false);
+    super::output::print_terminal(&render::meaning(&report), false);
     Ok(code)
 }
 
@@ -333,81 +240,13 @@ fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
     Ok(options)
 }
 
-/// What the matrix means, in words, from the comparisons' own facts: each
-/// decided difference with its sentence, each UNKNOWN with the cause the
-/// analysis found in the data, the SAMEs counted.
-pub fn meaning(report: &LayoutReport) -> String {
-    let mut out = String::from("What it means:\n");
-    let (mut compared, mut differed, mut ghosts, mut real) = (0, 0, 0, 0);
-    let mut same = Vec::new();
-    for row in &report.matrix {
-        let Some(c) = &row.comparison else { continue };
-        compared += 1;
-        if matches!(c.default_verdict, Verdict::Faster | Verdict::Slower) {
-            differed += 1;
-        }
-        let what = match c.verdict {
-            Verdict::Faster | Verdict::Slower => {
-                real += 1;
-                format!("real: {}", prose::comparison_sentence(report, row, c))
-            }
-            Verdict::Artifact => {
-                ghosts += 1;
-                format!(
-                    "a layout ghost: {}",
-                    prose::comparison_sentence(report, row, c)
-                )
-            }
-            Verdict::Same => {
-                same.push(format!("{} under {}", row.metric, row.build));
-                continue;
-            }
-            Verdict::Unknown => format!(
-                "undecided: {}",
-                prose::comparison_hint(report, c)
-                    .unwrap_or_else(|| prose::comparison_sentence(report, row, c))
-            ),
-        };
-        out.push_str(&format!(
-            "  {:<8} {} under {}: {what}\n",
-            c.verdict.to_string(),
-            row.metric,
-            row.build
-        ));
-    }
-    if compared == 0 {
-        out.push_str("  nothing to compare (see the errors above)\n");
-        return out;
-    }
-    if !same.is_empty() {
-        out.push_str(&format!(
-            "  {:<8} {}: within ±{}% once layout is controlled\n",
-            "SAME",
-            same.join(", "),
-            crate::report::units::trimmed(report.settings.margin * 100.0)
-        ));
-    }
-    out.push_str(&format!(
-        "A plain A/B at the default layout finds {differed} of these {compared} differences significant;\n\
-         across layouts, {real} {} real and {ghosts} {} placement (ARTIFACT).\n",
-        if real == 1 { "is" } else { "are" },
-        if ghosts == 1 { "is" } else { "are" },
-    ));
-    out
-}
-
 /// Step 2: data-layout hazards in an embedded C program, found from its DWARF.
 fn structs_step(args: &DemoArgs) -> Result<i32> {
-    outln!(
-        "\nghostbench demo, step 2: which data layouts are hazards? `ghostbench structs --hazards`"
-    );
-    outln!("An embedded C program has a packed slot whose 8-byte atomic counter straddles a cache line");
-    outln!("for some array elements (a split lock), a packed list node with a misaligned pointer,");
-    outln!("two atomics sharing a line, and a struct full of holes. It is compiled with -g and read back.\n");
+    super::output::print_terminal(&render::structs_intro(), false);
     let cc = match launch::tool("cc") {
         Ok(cc) => cc,
         Err(ToolError::Missing { .. }) => {
-            outln!("skipped: no C compiler (cc) on PATH");
+            super::output::print_terminal(&render::structs_skipped(None), false);
             return Ok(super::exit::OK);
         }
         Err(e) => return Err(e.into()),
@@ -438,14 +277,10 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
     match build.run_ok() {
         Ok(_) => {}
         Err((_, Some(built))) => {
-            outln!(
-                "skipped: {} could not build the example: {}",
-                cc.display(),
-                String::from_utf8_lossy(&built.stderr_tail)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            );
+            let errors = String::from_utf8_lossy(&built.stderr_tail);
+            let last = errors.lines().last().unwrap_or("");
+            let cc = cc.display().to_string();
+            super::output::print_terminal(&render::structs_skipped(Some((&cc, last))), false);
             return Ok(super::exit::OK);
         }
         Err((error, None)) => {
@@ -471,12 +306,13 @@ fn structs_step(args: &DemoArgs) -> Result<i32> {
         hazards_only: true,
         sarif: None,
     };
+    super::output::print_terminal(&render::every_hazard(), false);
     super::structs::execute(&everything, &hazards, &output)
 }
 
 /// Last step: what misalignment costs on this machine, `probe --quick` (under 3 s).
 fn probe_step(args: &DemoArgs) -> Result<i32> {
-    outln!("\nghostbench demo, last step: what does misalignment cost on this machine? `ghostbench probe --quick`:\n");
+    super::output::print_terminal(&render::probe_intro(), false);
     let output = args.output.terminal_only();
     let options = crate::probe::ProbeOptions {
         quick: true,
@@ -485,37 +321,4 @@ fn probe_step(args: &DemoArgs) -> Result<i32> {
         ..Default::default()
     };
     super::probe::execute(&options, &output)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cold_path_moves_the_loop_across_a_line_or_says_it_cannot() {
-        // A 23-byte loop crosses a 64-byte line only from offsets 42-63.
-        assert!(!crosses(32, 23, 64) && crosses(48, 23, 64) && !crosses(41, 23, 64));
-        // At 32: 16 bytes take it to 48, where it crosses (g++-11 here).
-        let c = cold_path_for(Some((32, 23)));
-        assert_eq!((c.bytes, c.flips), (16, true));
-        // At 48 it crosses; 16 bytes take it to 0, where it does not (g++-12).
-        let c = cold_path_for(Some((48, 23)));
-        assert_eq!((c.bytes, c.flips), (16, true));
-        // At 0: 16 → 16 and 32 → 32 keep it inside; 48 → 48 crosses.
-        let c = cold_path_for(Some((0, 23)));
-        assert_eq!((c.bytes, c.flips), (48, true));
-        // A 16-byte loop at a 16-aligned offset never crosses: no move helps.
-        let c = cold_path_for(Some((16, 16)));
-        assert_eq!((c.bytes, c.flips), (32, false));
-        // A 60-byte loop at 8 crosses at every 16-byte step too.
-        assert!(!cold_path_for(Some((8, 60))).flips);
-        assert_eq!(
-            cold_path_for(None),
-            ColdPath {
-                bytes: 32,
-                found: None,
-                flips: false
-            }
-        );
-    }
 }
