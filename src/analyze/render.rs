@@ -132,7 +132,8 @@ impl Reports {
                 let taken: Vec<_> = reports
                     .iter_mut()
                     .map(|r| {
-                        r.notes.insert(0, crate::compare::Note::Imported(note.clone()));
+                        r.notes
+                            .insert(0, crate::compare::Note::Imported(note.clone()));
                         std::mem::take(&mut r.runs)
                     })
                     .collect();

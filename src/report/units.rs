@@ -218,8 +218,8 @@ mod tests {
     fn headings_name_where_the_runs_came_from() {
         let mut i = crate::doc::Imported {
             files: vec!["a.csv".into()],
-            format: "csv".into(),
-            interval: "fixed".into(),
+            format: crate::doc::Source::Files(vec![crate::doc::FileFormat::Csv]),
+            interval: crate::doc::IntervalKind::Fixed,
             interleaved: None,
             layouts: None,
             stored: None,

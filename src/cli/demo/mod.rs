@@ -209,7 +209,10 @@ fn layout_step(args: &DemoArgs) -> Result<i32> {
         builds
     };
     let options = options(args, builds)?;
-    super::output::print_terminal(&render::schedule(options.layouts, options.max_layouts, options.rounds), false);
+    super::output::print_terminal(
+        &render::schedule(options.layouts, options.max_layouts, options.rounds),
+        false,
+    );
     let (report, code) = super::layout::execute(&options, &args.output)?;
     outln!();
     super::output::print_terminal(&render::meaning(&report), false);
