@@ -103,13 +103,15 @@ impl StoreArgs {
             }
         }
         // An empty file is made a store by the save after the work, as a
-        // missing one is; reading it now would find no store.
+        // missing one is; reading it now would find no store. So is a
+        // database with no table yet (another ghostbench creating the
+        // store at this moment).
         let empty = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0);
         if std::fs::symlink_metadata(path).is_ok() && !empty {
             match Store::open_as(&location, self.access(true)) {
                 // A newer schema is the store's warning after the work,
                 // which the work's report files do not depend on.
-                Ok(_) | Err(StoreError::Newer { .. }) => {}
+                Ok(_) | Err(StoreError::Newer { .. }) | Err(StoreError::Empty) => {}
                 Err(e) => bail!("store {location}: {e}"),
             }
         }

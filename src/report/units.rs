@@ -107,27 +107,6 @@ pub fn imported(files: &[String], format: &str) -> String {
     format!("{} ({format})", files.join(", "))
 }
 
-/// The verb a report's heading names: `verb` ("compare") for runs made
-/// here, "compare (result #3 from the store)" for a stored result `history
-/// show` read back, "analyze a.csv (csv)" for runs `analyze` read.
-pub fn heading_verb(verb: &str, source: Option<&crate::doc::Imported>) -> String {
-    match source {
-        None => verb.to_string(),
-        Some(i) => match i.stored {
-            Some(id) => format!("{verb} (result #{id} from the store)"),
-            None => format!("analyze {}", imported(&i.files, &i.format.text())),
-        },
-    }
-}
-
-/// The verb of a page's title: `verb`, or "analyze" for runs `analyze` read.
-pub fn title_verb<'a>(verb: &'a str, source: Option<&crate::doc::Imported>) -> &'a str {
-    match source {
-        Some(i) if i.stored.is_none() => "analyze",
-        _ => verb,
-    }
-}
-
 /// A Unix time as "2026-11-24 06:15 UTC". The civil date from the day count
 /// is Howard Hinnant's `civil_from_days` (chrono-compatible algorithms,
 /// public domain); written out here because the crate needs no other date
@@ -212,26 +191,5 @@ mod tests {
         assert_eq!(count(1u64, "hole"), "1 hole");
         assert_eq!(count(0u64, "byte"), "0 bytes");
         assert_eq!(count(3u32, "line"), "3 lines");
-    }
-
-    #[test]
-    fn headings_name_where_the_runs_came_from() {
-        let mut i = crate::doc::Imported {
-            files: vec!["a.csv".into()],
-            format: crate::doc::Source::Files(vec![crate::doc::FileFormat::Csv]),
-            interval: crate::doc::IntervalKind::Fixed,
-            interleaved: None,
-            layouts: None,
-            stored: None,
-        };
-        assert_eq!(heading_verb("compare", None), "compare");
-        assert_eq!(heading_verb("compare", Some(&i)), "analyze a.csv (csv)");
-        assert_eq!(title_verb("layout", Some(&i)), "analyze");
-        i.stored = Some(3);
-        assert_eq!(
-            heading_verb("compare", Some(&i)),
-            "compare (result #3 from the store)"
-        );
-        assert_eq!(title_verb("layout", Some(&i)), "layout");
     }
 }

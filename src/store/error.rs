@@ -21,4 +21,7 @@ pub enum StoreError {
         .0.join(", ")
     )]
     Foreign(Vec<String>),
+    /// A database with no table at all, opened to read: nothing stored yet.
+    #[error("there is no store here (an empty database: nothing has been stored yet)")]
+    Empty,
 }

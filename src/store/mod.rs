@@ -178,10 +178,7 @@ impl Store {
             // stored", and it is left as it was, not made a store.
             let tables = db.tables_query();
             if db.query(tables, &[])?.is_empty() {
-                return Err(StoreError::Invalid(
-                    "there is no store here (an empty database: nothing has been stored yet)"
-                        .into(),
-                ));
+                return Err(StoreError::Empty);
             }
             // A store without its `meta` table yet is schema 0.
             let found = if !has_meta(db.as_mut())? {

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// The `compare` page.
 pub fn compare(report: &CompareReport) -> String {
-    let verb = crate::report::units::title_verb("compare", report.analyze.as_ref());
+    let verb = crate::compare::render::notes::title_verb("compare", report.analyze.as_ref());
     page(&format!("ghostbench {verb}"), &compare_body(report))
 }
 

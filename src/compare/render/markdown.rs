@@ -17,7 +17,7 @@ pub fn render(report: &CompareReport) -> String {
     let report = &*prose::shown(report);
     let mut out = String::new();
     let [a, b] = prose::names(report);
-    let verb = crate::report::units::title_verb("compare", report.analyze.as_ref());
+    let verb = crate::compare::render::notes::title_verb("compare", report.analyze.as_ref());
     let _ = writeln!(out, "### ghostbench {verb}: {} vs {}\n", code(a), code(b));
     let _ = writeln!(out, "{}\n", commands(report));
     out.push_str(&status::markdown(

@@ -290,6 +290,30 @@ fn span(rounds: Option<(usize, usize)>) -> String {
     }
 }
 
+/// The verb a report's heading names: `verb` ("compare") for runs made
+/// here, "compare (result #3 from the store)" for a stored result `history
+/// show` read back, "analyze a.csv (csv)" for runs `analyze` read.
+pub fn heading_verb(verb: &str, source: Option<&crate::doc::Imported>) -> String {
+    match source {
+        None => verb.to_string(),
+        Some(i) => match i.stored {
+            Some(id) => format!("{verb} (result #{id} from the store)"),
+            None => format!(
+                "analyze {}",
+                crate::report::units::imported(&i.files, &i.format.text())
+            ),
+        },
+    }
+}
+
+/// The verb of a page's title: `verb`, or "analyze" for runs `analyze` read.
+pub fn title_verb<'a>(verb: &'a str, source: Option<&crate::doc::Imported>) -> &'a str {
+    match source {
+        Some(i) if i.stored.is_none() => "analyze",
+        _ => verb,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +369,26 @@ mod tests {
             run_note(&Note::MaxTimeCut { command: "B".into() }),
             "--max-time was reached during a run of B: that run was killed and left out; the runs completed before it are kept"
         );
+    }
+    #[test]
+    fn headings_name_where_the_runs_came_from() {
+        let mut i = crate::doc::Imported {
+            files: vec!["a.csv".into()],
+            format: crate::doc::Source::Files(vec![crate::doc::FileFormat::Csv]),
+            interval: crate::doc::IntervalKind::Fixed,
+            interleaved: None,
+            layouts: None,
+            stored: None,
+        };
+        assert_eq!(heading_verb("compare", None), "compare");
+        assert_eq!(heading_verb("compare", Some(&i)), "analyze a.csv (csv)");
+        assert_eq!(title_verb("layout", Some(&i)), "analyze");
+        i.stored = Some(3);
+        assert_eq!(
+            heading_verb("compare", Some(&i)),
+            "compare (result #3 from the store)"
+        );
+        assert_eq!(title_verb("layout", Some(&i)), "layout");
     }
 }
 

@@ -26,7 +26,7 @@ pub fn render(report: &CompareReport, color: bool) -> String {
 pub fn render_detailed(report: &CompareReport, color: bool, verbose: bool) -> String {
     let report = &*prose::shown(report);
     let mut out = String::new();
-    let verb = crate::report::units::heading_verb("compare", report.analyze.as_ref());
+    let verb = crate::compare::render::notes::heading_verb("compare", report.analyze.as_ref());
     let _ = writeln!(out, "ghostbench {verb}: {}", prose::commands(report));
     let _ = writeln!(out);
     out.push_str(&status::stop_cause(

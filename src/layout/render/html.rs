@@ -131,7 +131,7 @@ pub fn layout(report: &LayoutReport) -> String {
     if let Some(time) = prose::time(report) {
         let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(&time));
     }
-    let verb = crate::report::units::title_verb("layout", report.analyze.as_ref());
+    let verb = crate::compare::render::notes::title_verb("layout", report.analyze.as_ref());
     page(&format!("ghostbench {verb}"), &body)
 }
 

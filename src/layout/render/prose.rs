@@ -63,7 +63,7 @@ pub fn headline(report: &LayoutReport) -> String {
 
 /// "layout", or "analyze a.csv (csv)" when the runs were read from files.
 pub fn verb(report: &LayoutReport) -> String {
-    crate::report::units::heading_verb("layout", report.analyze.as_ref())
+    crate::compare::render::notes::heading_verb("layout", report.analyze.as_ref())
 }
 
 /// "B wall": what a verdict line is about.
