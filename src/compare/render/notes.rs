@@ -314,6 +314,16 @@ pub fn title_verb<'a>(verb: &'a str, source: Option<&crate::doc::Imported>) -> &
     }
 }
 
+/// Why a stored result has no runs: `total` runs, more than the `most` the
+/// store keeps of one result (the stored document's first note, and the
+/// line `analyze` prints when it stores such a result).
+pub fn runs_left_out(total: usize, most: usize) -> String {
+    format!(
+        "stored without its {total} runs, more than the {most} the store keeps of one result: \
+         the verdicts, summaries and intervals are those of every run; the runs are in the files analyzed"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,14 +400,4 @@ mod tests {
         );
         assert_eq!(title_verb("layout", Some(&i)), "layout");
     }
-}
-
-/// Why a stored result has no runs: `total` runs, more than the `most` the
-/// store keeps of one result (the stored document's first note, and the
-/// line `analyze` prints when it stores such a result).
-pub fn runs_left_out(total: usize, most: usize) -> String {
-    format!(
-        "stored without its {total} runs, more than the {most} the store keeps of one result: \
-         the verdicts, summaries and intervals are those of every run; the runs are in the files analyzed"
-    )
 }
