@@ -212,7 +212,7 @@ fn show(args: ShowArgs) -> Result<i32> {
     // re-analyze: its document is still shown and written as it was.
     // A result stored without its runs (past limits::MAX_STORED_RUNS) has
     // none to re-analyze either: its document is shown and written as stored.
-    let reports = match runs_left_out(&doc) {
+    let reports = match stored.runs_left_out() {
         Some(runs) => {
             let why = words::runs_left_out(runs);
             super::output::print_terminal(&format!("{label} ({verb}): {why}\n"), false);
@@ -239,15 +239,6 @@ fn show(args: ShowArgs) -> Result<i32> {
     };
     write("history show", FORMATS, output.files(), &files)?;
     Ok(super::exit::OK)
-}
-
-/// How many runs a stored document left out (its `runs_left_out`), if any.
-fn runs_left_out(doc: &Value) -> Option<u64> {
-    let first = match doc {
-        Value::Array(items) => items.first()?,
-        one => one,
-    };
-    first["runs_left_out"].as_u64().filter(|&n| n > 0)
 }
 
 /// What `history show` re-rendered: a baseline's text, or the reports.
@@ -298,7 +289,7 @@ impl Render for Shown<'_> {
 /// run that stopped (failed or interrupted), whose status `show` prints, or
 /// a result stored without its runs, whose document `show` writes.
 fn readable(stored: &Stored, doc: &Value, label: &str) -> Result<()> {
-    if runs_left_out(doc).is_some() {
+    if stored.runs_left_out().is_some() {
         return Ok(());
     }
     match rerender(stored, doc, label) {

@@ -71,6 +71,10 @@ pub struct Compare {
     pub runs: Vec<RunRecord>,
     #[serde(default)]
     pub analyze: Option<Imported>,
+    /// Runs the store left out of a large result (`analyze` past
+    /// `limits::MAX_STORED_RUNS`); absent when it kept them all.
+    #[serde(default)]
+    pub runs_left_out: Option<u64>,
 }
 
 /// One metric of a compare document.
@@ -99,6 +103,9 @@ pub struct Layout {
     pub runs: Vec<LayoutRun>,
     #[serde(default)]
     pub analyze: Option<Imported>,
+    /// As [`Compare::runs_left_out`].
+    #[serde(default)]
+    pub runs_left_out: Option<u64>,
 }
 
 /// A build of a layout document.

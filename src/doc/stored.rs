@@ -177,6 +177,18 @@ impl Stored {
         }
     }
 
+    /// How many runs the store left out of the first (or only) document,
+    /// if any (a result stored without its runs).
+    pub fn runs_left_out(&self) -> Option<u64> {
+        let left_out = match self {
+            Stored::One(Document::Compare(d)) => d.runs_left_out,
+            Stored::One(Document::Layout(d)) => d.runs_left_out,
+            Stored::One(Document::Baseline(_)) => None,
+            Stored::Many(items) => items[0].runs_left_out,
+        };
+        left_out.filter(|&n| n > 0)
+    }
+
     /// The first (or only) document's status.
     pub fn status(&self) -> &Status<State> {
         match self {
