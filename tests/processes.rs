@@ -150,17 +150,18 @@ fn a_benchmark_that_leaves_100_processes_leaves_none_after_the_experiment() {
         .into_iter()
         .find(|n| n.contains("left processes running"))
         .unwrap_or_else(|| panic!("no note on leftovers: {:?}", notes(&report)));
-    // Up to 103 per run, 6 runs (a warm-up and two measured runs of each):
+    // Up to 104 per run, 6 runs (a warm-up and two measured runs of each):
     // the 100 and the setsid daemon exist before the benchmark exits; the
-    // daemons' own children may not have been forked yet when killed, and
-    // the double fork's middle process exits by itself.
+    // daemons' own children may not have been forked yet when killed; the
+    // double fork's middle process exits by itself, unless the sweep finds
+    // it before its _exit (one run in a full suite on 2 busy cores: 619).
     let killed: usize = note
         .split(": ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count in {note:?}"));
-    assert!((6 * 101..=6 * 103).contains(&killed), "{note}");
+    assert!((6 * 101..=6 * 104).contains(&killed), "{note}");
     assert!(note.contains("6 of 6 runs"), "{note}");
 }
 
