@@ -15,13 +15,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    common::ghostbench()
-        .current_dir(dir)
-        .env_remove("GHOSTBENCH_STORE")
-        .timeout(Duration::from_secs(60))
-        .args(args)
-        .output()
-        .expect("ghostbench runs")
+    common::run_within(dir, args, std::time::Duration::from_secs(60))
 }
 
 /// The exit code and stderr of a command that must fail with one line.

@@ -14,13 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    common::ghostbench()
-        .current_dir(dir)
-        .env_remove("GHOSTBENCH_STORE")
-        .timeout(std::time::Duration::from_secs(120))
-        .args(args)
-        .output()
-        .expect("ghostbench runs")
+    common::run_within(dir, args, std::time::Duration::from_secs(120))
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -19,13 +19,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    common::ghostbench()
-        .current_dir(dir)
-        .env_remove("GHOSTBENCH_STORE")
-        .timeout(Duration::from_secs(60))
-        .args(args)
-        .output()
-        .expect("ghostbench runs")
+    common::run_within(dir, args, std::time::Duration::from_secs(60))
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -13,13 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    common::ghostbench()
-        .current_dir(dir)
-        .env_remove("GHOSTBENCH_STORE")
-        .timeout(std::time::Duration::from_secs(60))
-        .args(args)
-        .output()
-        .expect("ghostbench runs")
+    common::run_within(dir, args, std::time::Duration::from_secs(60))
 }
 
 fn stderr(out: &Output) -> String {

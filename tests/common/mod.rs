@@ -19,6 +19,18 @@ pub fn ghostbench() -> Command {
     Command::cargo_bin("ghostbench").expect("binary built")
 }
 
+/// `ghostbench ARGS` in `dir`, without a store from the environment, killed
+/// after `limit`: its output.
+pub fn run_within(dir: &Path, args: &[&str], limit: std::time::Duration) -> std::process::Output {
+    ghostbench()
+        .current_dir(dir)
+        .env_remove("GHOSTBENCH_STORE")
+        .timeout(limit)
+        .args(args)
+        .output()
+        .expect("ghostbench runs")
+}
+
 /// A report written with `--json`.
 pub fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("JSON report written");
