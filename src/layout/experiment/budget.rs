@@ -32,6 +32,7 @@ pub enum NextLook {
 
 /// The next look, from the last look's undecided comparisons.
 pub fn next_look(options: &LayoutOptions, report: &LayoutReport) -> NextLook {
+    let now = measured_rounds_per_cell(report);
     let mut wanted: Option<usize> = None;
     for comparison in report
         .matrix
@@ -47,7 +48,7 @@ pub fn next_look(options: &LayoutOptions, report: &LayoutReport) -> NextLook {
             }
             // Wild runs: double the runs a cell has.
             Some(Undecided::RunOutliers { .. }) => {
-                let rounds = (2.0 * measured_rounds_per_cell(report)).ceil() as usize;
+                let rounds = (2.0 * now).ceil() as usize;
                 wanted = Some(wanted.map_or(rounds, |w| w.max(rounds)));
             }
             // Too close to the margin for either remedy: it does not choose.
@@ -60,7 +61,6 @@ pub fn next_look(options: &LayoutOptions, report: &LayoutReport) -> NextLook {
         }
     }
     if let Some(target) = wanted {
-        let now = measured_rounds_per_cell(report);
         let extra = (target as f64 - now).ceil().max(1.0) as usize;
         return NextLook::Rounds(extra.min(4 * options.rounds.max(1)));
     }
