@@ -197,7 +197,10 @@ impl From<SourceArg> for Source {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EstimatorArg {
+    /// The median of each layout's runs (robust to a long right tail).
     Median,
+    /// Each layout's least-disturbed run (its fastest; for a
+    /// higher-is-better metric its highest).
     Min,
 }
 

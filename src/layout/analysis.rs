@@ -69,7 +69,7 @@ pub fn analyze_at(
                 .map(|(&seed, v)| VariantValue {
                     seed,
                     runs: v.len(),
-                    estimate: options.estimator.of(v),
+                    estimate: options.estimator.of(v, direction.higher_is_better()),
                 })
                 .collect();
             let spread = spread_cv(&estimates.iter().map(|e| e.estimate).collect::<Vec<_>>());
@@ -142,8 +142,14 @@ fn compare(
     let no_default_interval = default_ratio
         .is_none()
         .then(|| no_default_interval(a.first(), b.first()));
-    let undecided = (verdict == Verdict::Unknown)
-        .then(|| diagnose(options, a, b, controlled.map(|c| (c, wild))));
+    let undecided = (verdict == Verdict::Unknown).then(|| {
+        diagnose(
+            options,
+            (a, b),
+            higher_is_better,
+            controlled.map(|c| (c, wild)),
+        )
+    });
     Comparison {
         default_ratio,
         default_verdict,
@@ -184,8 +190,8 @@ fn no_default_interval(a0: Option<&Vec<f64>>, b0: Option<&Vec<f64>>) -> NoDefaul
 /// layouts); or an estimate too close to the margin for any budget.
 pub fn diagnose(
     options: &LayoutOptions,
-    a: &[Vec<f64>],
-    b: &[Vec<f64>],
+    (a, b): (&[Vec<f64>], &[Vec<f64>]),
+    higher_is_better: bool,
     controlled: Option<(LayoutRatio, WildRuns)>,
 ) -> Undecided {
     let Some((c, wild)) = controlled else {
@@ -204,7 +210,7 @@ pub fn diagnose(
     let edge = (1.0 + margin).ln();
     let room = (centre.abs() - edge).abs();
     // The share of the per-layout ratios' variance that run noise makes.
-    let (share, runs_per_cell) = run_noise_share(options, a, b, c.log_ratio_sd);
+    let (share, runs_per_cell) = run_noise_share(options, (a, b), higher_is_better, c.log_ratio_sd);
     // The most layouts the hint may suggest; rounds get the same number of
     // runs, so neither remedy wins for its cap alone (when run noise is all
     // of the spread, a round and a layout shrink the interval alike, and
@@ -267,7 +273,12 @@ pub fn diagnose(
 /// half the mean squared log difference is the variance of a min of half
 /// the runs, an upper bound on that of the cell's min (doubled for two
 /// builds).
-fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: f64) -> (f64, f64) {
+fn run_noise_share(
+    options: &LayoutOptions,
+    (a, b): (&[Vec<f64>], &[Vec<f64>]),
+    higher_is_better: bool,
+    sd: f64,
+) -> (f64, f64) {
     let (mut sum, mut df, mut runs, mut cells) = (0.0, 0usize, 0usize, 0usize);
     let (mut halves, mut split) = (0.0, 0usize);
     for cell in a.iter().chain(b) {
@@ -279,11 +290,14 @@ fn run_noise_share(options: &LayoutOptions, a: &[Vec<f64>], b: &[Vec<f64>], sd: 
         df += logs.len() - 1;
         runs += logs.len();
         cells += 1;
+        // The best run of each half (`Estimator::Min`'s estimate).
         let least = |parity: usize| {
-            logs.iter()
-                .skip(parity)
-                .step_by(2)
-                .fold(f64::INFINITY, |m, v| m.min(*v))
+            let half = logs.iter().skip(parity).step_by(2);
+            if higher_is_better {
+                half.fold(f64::NEG_INFINITY, |m, v| m.max(*v))
+            } else {
+                half.fold(f64::INFINITY, |m, v| m.min(*v))
+            }
         };
         halves += (least(0) - least(1)).powi(2) / 2.0;
         split += 1;

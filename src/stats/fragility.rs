@@ -201,6 +201,59 @@ pub fn unconfirmed_outliers(
         .collect()
 }
 
+/// The positions (into `logs`) of the layouts whose difference rests on one
+/// run, when each cell's estimate is its best run (`Estimator::Min`). A cell's
+/// best run may be one no other run comes near: a host that lowered the
+/// clock for every run but one, a lucky gap in the scheduling. Such a layout
+/// is left out when its log ratio stands out from the others (by the rule of
+/// [`unconfirmed_outliers`]) and stops standing out once either cell's best
+/// run, or both, is replaced by that cell's second best: the outlier is then
+/// no evidence of a layout effect, only of that one run. A layout effect
+/// moves every run of the binary, its second best as much as its best, so it
+/// stays. The second best comes from the kept runs of `cleaned` (the best
+/// run is never set aside). With fewer than 3 layouts nothing is left out.
+pub fn lone_best_outliers(
+    cleaned: &Cleaned,
+    (variants, logs): (&[usize], &[f64]),
+    rounding: f64,
+    higher_is_better: bool,
+) -> Vec<usize> {
+    if logs.len() < 3 {
+        return Vec::new();
+    }
+    let (centre, edge) = stand_out(logs, WILD_FLOOR, rounding);
+    // A cell's best run and its second best (if it has one).
+    let best_two = |runs: &[f64]| -> Option<(f64, Option<f64>)> {
+        let mut sorted: Vec<f64> = runs.iter().copied().filter(|v| *v > 0.0).collect();
+        sorted.sort_by(|x, y| x.total_cmp(y));
+        if higher_is_better {
+            sorted.reverse();
+        }
+        sorted.first().map(|&best| (best, sorted.get(1).copied()))
+    };
+    variants
+        .iter()
+        .zip(logs)
+        .enumerate()
+        .filter(|&(_, (&i, &d))| {
+            if (d - centre).abs() <= edge {
+                return false;
+            }
+            let (Some((x, x2)), Some((y, y2))) = (
+                cleaned.a.get(i).and_then(|r| best_two(r)),
+                cleaned.b.get(i).and_then(|r| best_two(r)),
+            ) else {
+                return false;
+            };
+            [(x2, Some(y)), (Some(x), y2), (x2, y2)]
+                .iter()
+                .filter_map(|&(ex, ey)| Some((ey? / ex?).ln()))
+                .any(|alternative| (alternative - centre).abs() <= edge)
+        })
+        .map(|(position, _)| position)
+        .collect()
+}
+
 /// One layout in which B stands apart from its typical ratio to A.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FragileLayout {

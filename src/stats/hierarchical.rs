@@ -24,7 +24,8 @@
 use super::descriptive::{mean, median, sample_variance};
 use super::distributions::student_t_quantile;
 use super::fragility::{
-    fragile_layouts, set_aside_wild_runs, unconfirmed_outliers, Cleaned, Fragility, WildRuns,
+    fragile_layouts, lone_best_outliers, set_aside_wild_runs, unconfirmed_outliers, Cleaned,
+    Fragility, WildRuns,
 };
 use super::resolution::{decimal_step, material, rounding_half_width};
 use super::verdict::{artifact, decide, Verdict};
@@ -40,15 +41,22 @@ pub const TRIM: f64 = 0.2;
 pub enum Estimator {
     /// Robust to the long right tail of run times; the default.
     Median,
-    /// The least-disturbed run: for very noisy machines and short runs.
+    /// The least-disturbed run (the fastest for a cost, the highest for a
+    /// higher-is-better metric): for very noisy machines and short runs. A
+    /// layout whose difference rests on one cell's lone best run is left out
+    /// (`fragility::lone_best_outliers`). Spelled `min` on the command line
+    /// and in documents.
     Min,
 }
 
 impl Estimator {
     /// The estimate of one variant's runs; NaN for no runs.
-    pub fn of(self, runs: &[f64]) -> f64 {
+    /// `higher_is_better` picks the least-disturbed run for `Min`: a busy
+    /// machine only ever makes a cost higher and a throughput lower.
+    pub fn of(self, runs: &[f64], higher_is_better: bool) -> f64 {
         match self {
             Estimator::Median => median(runs),
+            Estimator::Min if higher_is_better => runs.iter().copied().fold(f64::NAN, f64::max),
             Estimator::Min => runs.iter().copied().fold(f64::NAN, f64::min),
         }
     }
@@ -68,7 +76,9 @@ pub struct LayoutRatio {
     pub wild_runs: usize,
     pub runs: usize,
     /// Layouts left out because their outlying difference rested on a cell
-    /// whose runs were all but one set aside (`fragility::unconfirmed_outliers`).
+    /// whose runs were all but one set aside (`fragility::unconfirmed_outliers`),
+    /// or, for `Estimator::Min`, on one cell's lone best run
+    /// (`fragility::lone_best_outliers`).
     pub unconfirmed: usize,
     /// Degrees of freedom of the t quantile (variants − 1).
     pub df: f64,
@@ -191,14 +201,27 @@ pub fn across_layouts(
         if x.is_empty() || y.is_empty() {
             continue;
         }
-        let (ex, ey) = (estimator.of(x), estimator.of(y));
+        let (ex, ey) = (
+            estimator.of(x, higher_is_better),
+            estimator.of(y, higher_is_better),
+        );
         if ex > 0.0 && ey > 0.0 {
             variants.push(i);
             logs.push((ey / ex).ln());
         }
     }
     let rounding = resolution.map_or(0.0, |r| r.half_width);
-    let dropped = unconfirmed_outliers(&cleaned, (a, b), (&variants, &logs), rounding);
+    let mut dropped = unconfirmed_outliers(&cleaned, (a, b), (&variants, &logs), rounding);
+    if estimator == Estimator::Min {
+        dropped.extend(lone_best_outliers(
+            &cleaned,
+            (&variants, &logs),
+            rounding,
+            higher_is_better,
+        ));
+        dropped.sort_unstable();
+        dropped.dedup();
+    }
     for &position in dropped.iter().rev() {
         variants.remove(position);
         logs.remove(position);

@@ -227,7 +227,7 @@ fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
         run_template: format!("{{out}} {CALLS}"),
         metrics: vec![MetricSpec::parse(DISPATCH_METRIC)?],
         // Interference only ever slows a run of this CPU-bound benchmark, so
-        // each layout's fastest run is its least disturbed one.
+        // each layout's fastest runs are its least disturbed ones.
         estimator: Estimator::Min,
         timeout: Some(Duration::from_secs(60)),
         seed: args.seed.seed,

@@ -326,7 +326,7 @@ fn a_min_cell_whose_fastest_run_holds_still_is_not_run_noise() {
     let b: Vec<Vec<f64>> = (0..8)
         .map(|i| cell(1.0 + 0.02 * ((i + 1) % 2) as f64))
         .collect();
-    let (share, per_cell) = run_noise_share(&options, &a, &b, 0.02);
+    let (share, per_cell) = run_noise_share(&options, (&a, &b), false, 0.02);
     assert_eq!(share, 0.0);
     assert_eq!(per_cell, 6.0);
     // The median's var/n model on the same runs: all of it.
@@ -334,14 +334,14 @@ fn a_min_cell_whose_fastest_run_holds_still_is_not_run_noise() {
         estimator: Estimator::Median,
         ..options.clone()
     };
-    assert_eq!(run_noise_share(&median, &a, &b, 0.02).0, 1.0);
+    assert_eq!(run_noise_share(&median, (&a, &b), false, 0.02).0, 1.0);
     // Halves whose minima differ by 4% in every cell: var of a half's min
     // (0.04)²/2 doubled for two builds, over 0.02²: more than all of it.
     let shaky = |base: f64| vec![base, base * 1.04, base * 1.5, base * 1.5];
     let a: Vec<Vec<f64>> = (0..8).map(|_| shaky(1.0)).collect();
-    let (share, _) = run_noise_share(&options, &a, &a, 0.02);
+    let (share, _) = run_noise_share(&options, (&a, &a), false, 0.02);
     assert_eq!(share, 1.0);
-    let (share, _) = run_noise_share(&options, &a, &a, 0.1);
+    let (share, _) = run_noise_share(&options, (&a, &a), false, 0.1);
     let expected = 0.04f64.ln_1p().powi(2) / 2.0 * 2.0 / 0.01;
     assert!(close(share, expected, 1e-12), "{share} {expected}");
 }

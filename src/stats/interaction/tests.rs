@@ -134,7 +134,7 @@ fn log_ratios(s: &Shards, effect: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
             s.wild_max,
             rng,
         );
-        Estimator::Median.of(&runs)
+        Estimator::Median.of(&runs, false)
     };
     (0..s.variants)
         .map(|_| {
