@@ -2,6 +2,7 @@
 # Issue 22 point 6: `demo --max-compilers 1` under 4 memory-bound processes
 # on this machine, N invocations (default 3), one after another. Prints the
 # exit code, wall time, load and the verdicts of each. Figures: BENCHMARKS.md.
+# KEEP=DIR copies each invocation's demo.json and demo.txt to DIR/runN/.
 set -u
 n=${1:-3}
 gb=${GHOSTBENCH:-$(cd "$(dirname "$0")/.." && pwd)/target/release/ghostbench}
@@ -21,6 +22,7 @@ for i in $(seq 1 "$n"); do
   s=$(date +%s.%N)
   timeout -k 10 600 "$gb" demo --max-compilers 1 --quiet --color never --seed "$i" --json demo.json > demo.txt 2>&1; code=$?
   e=$(date +%s.%N)
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP/run$i" && cp demo.json demo.txt "$KEEP/run$i/" 2>/dev/null; fi
   echo "run $i: exit $code, $(echo "$e - $s" | bc) s, load $(cut -d' ' -f1 /proc/loadavg)"
   python3 - <<'PY'
 import json
