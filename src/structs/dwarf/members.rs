@@ -173,6 +173,20 @@ impl Builder<'_, '_> {
                     through,
                 }
             }
+            // pahole prints an anonymous enum's enumerators where it is used.
+            Node::Enum {
+                name: None,
+                enumerators,
+                ..
+            } if !enumerators.is_empty() && qualifier.is_empty() && through.is_empty() => {
+                let enumerators: Vec<(super::attrs::Str<'_>, i64)> = enumerators.clone();
+                Spelling::Enum {
+                    enumerators: enumerators
+                        .into_iter()
+                        .map(|(n, v)| (self.text(n), v))
+                        .collect(),
+                }
+            }
             _ => Spelling::Name(format!("{qualifier}{}", self.pahole_name(j, 0))),
         }
     }

@@ -213,6 +213,21 @@ impl Printer {
                     };
                     format!("{tabs}{decl}{:pad$}{position}", "")
                 }
+                Spelling::Enum { enumerators } => {
+                    let _ = writeln!(self.out, "{tabs}enum {{");
+                    let width = enumerators.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+                    for (n, v) in enumerators {
+                        let _ = writeln!(self.out, "{tabs}\t{n:<width$} = {v},");
+                    }
+                    // The closing line lines its comment up as an inline record's does,
+                    // a bitfield's `:N` left out of the count.
+                    let decl = format!("}} {name}{aligned};");
+                    let width = m.bit_size.map_or(0, |b| format!(":{b}").len());
+                    let pad = ((decl_width + 1) as i64 - (decl.len() - width) as i64)
+                        .unsigned_abs()
+                        .max(1) as usize;
+                    format!("{tabs}{decl}{:pad$}{position}", "")
+                }
                 spelling => {
                     let decl = match spelling {
                         Spelling::FnPointer { ret, params } => {
