@@ -64,8 +64,9 @@ pub fn message(h: &Hazard, line: u64) -> String {
         } => {
             let dims: String = dims.iter().map(|d| format!("[{d}]")).collect();
             format!(
-                "{member} ({type_name}{dims}, {size} bytes) at offset {offset} is not {alignment}-byte aligned ({} bytes past)",
-                offset % alignment.max(&1)
+                "{member} ({type_name}{dims}, {}) at offset {offset} is not {alignment}-byte aligned ({} past)",
+                count(size, "byte"),
+                count(offset % alignment.max(&1), "byte")
             )
         }
         Detail::FalseSharing { separate, written } => {
