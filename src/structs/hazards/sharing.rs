@@ -3,44 +3,11 @@
 //! writers (atomics locked from different functions, members plainly stored to
 //! where an atomic of the line is not locked).
 
-use super::{Detail, Hazard, HazardKind, Severity};
+use super::finding::{Detail, FalseSharingLine, Hazard, HazardKind, Severity, WrittenElsewhere};
 use crate::structs::by_use::MAX_SITES;
 use crate::structs::types::{
     LockEvidence, PlainWrites, SiteRef, StructLayout, SyncKind, SyncMember,
 };
-use serde::Serialize;
-
-/// One cache line of a false-sharing finding.
-#[derive(Debug, Clone, Serialize)]
-pub struct FalseSharingLine {
-    pub line: u64,
-    /// Atomics and locks in the line (paths).
-    pub atomics: Vec<String>,
-    /// Their offsets in the struct, one per entry of `atomics`.
-    #[serde(skip)]
-    pub atomic_offsets: Vec<u64>,
-    /// Plain members in the line.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub others: Vec<String>,
-    /// Two atomics of the line locked from different functions: the evidence of
-    /// separate writers that makes the finding a warning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub separate_writers: Option<(String, String)>,
-    /// An atomic of the line and another member of it that plain stores write
-    /// from functions that do not lock the atomic: also a warning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub written_elsewhere: Option<WrittenElsewhere>,
-}
-
-/// A member plainly stored to, in the line of an atomic, by functions that do not
-/// lock that atomic. Stores are collected only in functions that lock something.
-#[derive(Debug, Clone, Serialize)]
-pub struct WrittenElsewhere {
-    pub atomic: String,
-    pub member: String,
-    /// The stores (up to 3 sites, their count and functions), exact mappings only.
-    pub writes: LockEvidence,
-}
 
 /// False sharing, one finding per struct listing its lines. A line is evidence
 /// of separate writers when two of its atomics are locked from different sets of
