@@ -616,3 +616,197 @@ fn typedef_names_select_their_record_and_suggest_offers_only_improvements() {
         "{text}"
     );
 }
+
+/// The counts by kind and severity: in the text's summary, `--json`'s
+/// `hazard_counts` and SARIF's run properties, checked against the hazards the
+/// full report lists; `--top N` lists the worst N and still counts them all.
+#[test]
+fn hazard_summary_counts_what_is_listed_and_top_lists_the_worst() {
+    if !require_tool("gcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = hazards_binary(dir.path());
+    let all = report(&bin, &["--hazards"]);
+    let listed = all["hazards"].as_array().unwrap();
+    let tally = |kind: Option<&str>, severity: Option<&str>| {
+        listed
+            .iter()
+            .filter(|h| kind.map_or(true, |k| h["kind"] == k))
+            .filter(|h| severity.map_or(true, |s| h["severity"] == s))
+            .count() as u64
+    };
+    let counts = &all["hazard_counts"];
+    assert_eq!(counts["total"], listed.len() as u64);
+    assert_eq!(all["hazards_left_out"], 0);
+    for s in ["error", "warning", "note"] {
+        assert_eq!(counts[s], tally(None, Some(s)), "{s}");
+    }
+    let mut structs: Vec<&str> = listed
+        .iter()
+        .map(|h| h["struct"].as_str().unwrap())
+        .collect();
+    structs.sort();
+    structs.dedup();
+    assert_eq!(counts["structs"], structs.len() as u64);
+    let kinds = counts["by_kind"].as_array().unwrap();
+    assert_eq!(kinds.len(), 5, "every kind has a row");
+    for row in kinds {
+        let kind = row["kind"].as_str().unwrap();
+        assert_eq!(row["total"], tally(Some(kind), None), "{kind}");
+        for s in ["error", "warning", "note"] {
+            assert_eq!(row[s], tally(Some(kind), Some(s)), "{kind} {s}");
+        }
+    }
+    // The fixture's hazards, by hand (offsets as in the test above):
+    // - split-lock-risk, 7 errors: slot's count in table.slots (elements 4, 9,
+    //   14); table's own slots[4/9/14].count at 61, 126, 191, alone (3) and in
+    //   the array `tables` (3); 1 warning: a packed slot alone.
+    // - misaligned, 4 warnings: node.next (1), node.value (9), slot.id (1),
+    //   slot.count (5).
+    // - false-sharing, 4 notes: table (4 lines of counts), counters, locked,
+    //   slot (count beside tag and id).
+    // - element-straddle, 2 notes: 13-byte node and slot, in nodes[4] and
+    //   table.slots[16]; holes, 1 note: holey.
+    let expected = [
+        ("split-lock-risk", [7, 1, 0]),
+        ("misaligned", [0, 4, 0]),
+        ("false-sharing", [0, 0, 4]),
+        ("element-straddle", [0, 0, 2]),
+        ("holes", [0, 0, 1]),
+    ];
+    for (row, (kind, [e, w, n])) in kinds.iter().zip(expected) {
+        assert_eq!(row["kind"], kind);
+        assert_eq!(
+            [&row["error"], &row["warning"], &row["note"]],
+            [e, w, n].map(|x: u64| serde_json::json!(x)).each_ref(),
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        [
+            &counts["total"],
+            &counts["error"],
+            &counts["warning"],
+            &counts["note"],
+            &counts["structs"]
+        ],
+        [19, 7, 5, 7, 6]
+            .map(|x: u64| serde_json::json!(x))
+            .each_ref()
+    );
+
+    // --top 3: the worst three, the same counts, and how many were left out.
+    let sarif = dir.path().join("top.sarif");
+    let top = report(
+        &bin,
+        &[
+            "--hazards",
+            "--top",
+            "3",
+            "--sarif",
+            sarif.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(top["hazard_counts"], all["hazard_counts"]);
+    assert_eq!(top["hazards"].as_array().unwrap()[..], listed[..3]);
+    assert_eq!(top["hazards_left_out"], listed.len() as u64 - 3);
+    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let run = &sarif["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), 3);
+    assert_eq!(run["properties"]["hazardCounts"], all["hazard_counts"]);
+    assert_eq!(run["properties"]["hazardsLeftOut"], top["hazards_left_out"]);
+
+    // The text ends with the summary: the totals line and one row per kind found.
+    let out = Command::cargo_bin("ghostbench")
+        .unwrap()
+        .args(["structs", bin.to_str().unwrap(), "--hazards", "--top", "3"])
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let totals = format!(
+        "summary: {} in {} ({}, {}, {})",
+        plural(listed.len() as u64, "hazard"),
+        plural(structs.len() as u64, "struct"),
+        plural(tally(None, Some("error")), "error"),
+        plural(tally(None, Some("warning")), "warning"),
+        plural(tally(None, Some("note")), "note"),
+    );
+    assert!(text.contains(&totals), "{totals:?} not in:\n{text}");
+    let summary = &text[text.find(&totals).unwrap()..];
+    let misaligned = summary
+        .lines()
+        .find(|l| l.starts_with("misaligned"))
+        .expect("a misaligned row");
+    assert_eq!(
+        misaligned.split_whitespace().collect::<Vec<_>>(),
+        ["misaligned", "0", "4", "0", "4"]
+    );
+    assert!(summary.lines().any(|l| l.starts_with("all ")));
+    assert!(
+        summary.contains(&format!("listed: the worst 3 of {}", listed.len())),
+        "{summary}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("error ")).count(),
+        top["hazards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["severity"] == "error")
+            .count()
+    );
+}
+
+/// `--hazards --struct NAME`: every finding of that struct with its evidence in
+/// full, below the table and above the summary.
+#[test]
+fn hazards_of_one_struct_show_their_evidence() {
+    if !require_tool("gcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = hazards_binary(dir.path());
+    let out = Command::cargo_bin("ghostbench")
+        .unwrap()
+        .args([
+            "structs",
+            bin.to_str().unwrap(),
+            "--hazards",
+            "--struct",
+            "slot",
+        ])
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // slot's count (8 bytes at 5) inside table.slots (at 4, 16 elements of 13
+    // bytes, table 64-byte aligned): elements 4, 9 and 14 cross (see above).
+    for needle in [
+        "error split-lock-risk in slot",
+        "member    count, 8 bytes at offset 5",
+        "array     table.slots[16] at offset 4 of table, which is aligned to 64",
+        "crossing  3 of 16 elements when line-aligned: 4, 9, 14",
+        // Alone, a packed slot crosses at bases 52..=58 (mod 64).
+        "alone     aligned to 1: crosses at 7 of 64 base offsets (mod 64): 52, 53, 54, 55, 56, 57, 58",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in:\n{text}");
+    }
+    let evidence = text.find("1. ").expect("evidence blocks");
+    let summary = text.find("summary: ").expect("a summary");
+    assert!(evidence < summary, "{text}");
+    // Without --struct, the list has no evidence blocks.
+    let out = Command::cargo_bin("ghostbench")
+        .unwrap()
+        .args(["structs", bin.to_str().unwrap(), "--hazards"])
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("\n1. "), "{text}");
+    assert!(text.contains("summary: "), "{text}");
+}

@@ -3,7 +3,9 @@
 //! printed inline, function pointers, qualified pointers, flexible and zero-length
 //! arrays, member and struct alignment attributes, packing, bitfields with bit holes and
 //! "Bitfield combined" notes, last-struct paddings and cache-line markers inside nested
-//! records. The one case where pahole is wrong (`_Atomic`) is listed and kept ours.
+//! records, anonymous enums with their enumerators, and pahole's packed inference
+//! (a packed struct embedded off its alignment, with and without holes). The one case
+//! where pahole is wrong (`_Atomic`) is listed and kept ours.
 
 mod common;
 
@@ -71,7 +73,7 @@ fn text_is_byte_identical_to_pahole() {
         assert_eq!(&mine.1, body, "{head} differs from pahole's text");
         compared += 1;
     }
-    assert_eq!(compared, 15, "pahole printed {} structs", theirs.len());
+    assert_eq!(compared, 19, "pahole printed {} structs", theirs.len());
     // Every construct the fixture is there for shows up in the shared text.
     let all: String = ours.iter().map(|(_, b)| b.as_str()).collect();
     for needle in [
@@ -92,6 +94,8 @@ fn text_is_byte_identical_to_pahole() {
         "/* paddings: 2, sum paddings: 14 */",
         "bit holes: 1, sum bit holes: 24 bits */",
         "\t\t/* --- cacheline 1 boundary (64 bytes) --- */",
+        "\tenum {\n\t\tSTATE_IDLE = 0,\n\t\tSTATE_BUSY = 4,\n\t\tSTATE_GONE = 5,\n\t} state;",
+        "\t\tMODE_LONGER_NAME = 1,\n\t} mode:8;",
     ] {
         assert!(all.contains(needle), "no {needle:?} in:\n{all}");
     }

@@ -13,14 +13,17 @@
 //!   re-analysis keeps that share, so with the original options it
 //!   reproduces the original matrix.
 //!
-//! Options not given keep the report's own settings.
+//! Options not given keep the report's own settings, read through
+//! `doc::CompareSettings`/`doc::LayoutSettings`.
 
 use super::layouts::{layout_from_runs, metric_names};
 use super::rows::{check, unknown_environment};
 use super::{AnalyzeOptions, Analyzed, Interval, Note, Reanalysis, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Order};
-use crate::doc::{Imported, IntervalKind, Schema, Source};
+use crate::doc::{
+    CompareSettings, Directions, Imported, IntervalKind, LayoutSettings, Schema, Source,
+};
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
@@ -64,19 +67,23 @@ fn elements<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<
         .collect()
 }
 
-fn number(settings: &Value, file: &str, name: &str) -> Result<f64> {
-    settings
-        .get(name)
-        .and_then(Value::as_f64)
-        .with_context(|| format!("{file}: settings.{name}: missing or not a number"))
+/// A number the report's settings must hold.
+fn number(value: Option<f64>, file: &str, name: &str) -> Result<f64> {
+    value.with_context(|| format!("{file}: settings.{name}: missing or not a number"))
 }
 
 /// The directions a report stored: per metric in `rows` (compare's
 /// `metrics[]` by `name`, layout's `matrix[]` by `metric`; `direction`, or
 /// the older per-metric `higher_is_better`), as the flag naming the metrics
-/// it held higher-is-better; without them, its `settings.higher_is_better`.
-/// Also the names it held higher, to tell whether a re-analysis changed any.
-fn stored_directions(doc: &Value, rows: &str, key: &str) -> (HigherIsBetter, Vec<String>) {
+/// it held higher-is-better; without them, its `settings.higher_is_better`
+/// (`setting`). Also the names it held higher, to tell whether a re-analysis
+/// changed any.
+fn stored_directions(
+    doc: &Value,
+    rows: &str,
+    key: &str,
+    setting: &Directions,
+) -> (HigherIsBetter, Vec<String>) {
     let rows = doc.get(rows).and_then(Value::as_array);
     let per_metric: Vec<(String, bool)> = rows
         .into_iter()
@@ -91,9 +98,7 @@ fn stored_directions(doc: &Value, rows: &str, key: &str) -> (HigherIsBetter, Vec
         })
         .collect();
     if per_metric.is_empty() {
-        let flag =
-            HigherIsBetter::from_json(doc.get("settings").and_then(|s| s.get("higher_is_better")));
-        return (flag, Vec::new());
+        return (setting.flag(), Vec::new());
     }
     let mut higher: Vec<String> = Vec::new();
     for (name, h) in per_metric {
@@ -138,20 +143,16 @@ pub fn compare(
     if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.build > 1) {
         bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.build);
     }
-    let settings = doc
-        .get("settings")
-        .with_context(|| format!("{file}: missing field `settings`"))?;
-    let old_margin = number(settings, file, "margin")?;
-    let old_alpha = number(settings, file, "alpha")?;
-    let (old_hib, stored_higher) = stored_directions(doc, "metrics", "name");
+    let settings: CompareSettings = field(doc, file, "settings")?;
+    let old_margin = number(settings.margin, file, "margin")?;
+    let old_alpha = number(settings.alpha, file, "alpha")?;
+    let (old_hib, stored_higher) =
+        stored_directions(doc, "metrics", "name", &settings.higher_is_better);
     let margin = options.margin.unwrap_or(old_margin);
     let alpha = options.alpha.unwrap_or(old_alpha);
     check(margin, alpha).with_context(|| format!("{file}: settings"))?;
     let hib = options.higher_is_better.or(&old_hib);
-    let min_runs = settings
-        .get("min_runs")
-        .and_then(Value::as_u64)
-        .unwrap_or(5) as usize;
+    let min_runs = settings.min_runs.unwrap_or(5) as usize;
     let imported: Option<Imported> = optional(doc, file, "analyze")?;
     let spawn_overhead: Option<f64> = optional(doc, file, "spawn_overhead_s")?;
     let corrected = doc
@@ -209,10 +210,7 @@ pub fn compare(
             looks: looks_spent,
         })
         .collect();
-    let seed = settings
-        .get("seed")
-        .and_then(Value::as_u64)
-        .unwrap_or(options.seed);
+    let seed = settings.seed.unwrap_or(options.seed);
     let metrics = analysis::analyze(&inputs, margin, alpha, seed);
 
     let mut notes = vec![Note::Reanalysis(Reanalysis {
@@ -235,69 +233,42 @@ pub fn compare(
             .into_iter()
             .map(Note::Carried),
     );
-    let text = |name: &str| {
-        settings
-            .get(name)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
     let shell = a.shell;
-    let hook = |name: &str| text(name).and_then(|t| CommandSpec::parse(name, &t, shell).ok());
-    let seconds = |name: &str| {
-        settings
-            .get(name)
-            .and_then(Value::as_f64)
-            .filter(|s| s.is_finite() && *s >= 0.0)
+    let hook = |name: &str, text: &Option<String>| {
+        text.as_deref()
+            .and_then(|t| CommandSpec::parse(name, t, shell).ok())
     };
+    let seconds = |s: Option<f64>| s.filter(|s| s.is_finite() && *s >= 0.0);
     let commands = [a, b];
     let options_out = CompareOptions {
         commands: commands.clone(),
         metrics: settings
-            .get("metrics")
-            .and_then(Value::as_array)
-            .map(|m| {
-                m.iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(|label| MetricSpec::parse(label).ok())
-                    .collect()
-            })
-            .unwrap_or_default(),
+            .metrics
+            .iter()
+            .flatten()
+            .filter_map(|label| MetricSpec::parse(label).ok())
+            .collect(),
         higher_is_better: hib,
         margin,
         alpha,
-        warmup: settings.get("warmup").and_then(Value::as_u64).unwrap_or(0) as usize,
+        warmup: settings.warmup.unwrap_or(0) as usize,
         min_runs,
-        max_runs: settings
-            .get("max_runs")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize,
-        max_time: Duration::from_secs_f64(seconds("max_time_s").unwrap_or(0.0)),
-        order: if text("order").as_deref() == Some("random") {
+        max_runs: settings.max_runs.unwrap_or(0) as usize,
+        max_time: Duration::from_secs_f64(seconds(settings.max_time_s).unwrap_or(0.0)),
+        order: if settings.order.as_deref() == Some("random") {
             Order::Random
         } else {
             Order::Abba
         },
-        env_jitter: settings
-            .get("env_jitter")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        spawn_correction: settings
-            .get("spawn_correction")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        pin: settings
-            .get("pin")
-            .and_then(Value::as_u64)
-            .map(|p| p as usize),
-        prepare: hook("prepare"),
-        setup: hook("setup"),
-        cleanup: hook("cleanup"),
-        ignore_failure: settings
-            .get("ignore_failure")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        input: text("input").map(Into::into),
-        timeout: seconds("timeout_s").map(Duration::from_secs_f64),
+        env_jitter: settings.env_jitter.unwrap_or(false),
+        spawn_correction: settings.spawn_correction.unwrap_or(false),
+        pin: settings.pin.map(|p| p as usize),
+        prepare: hook("prepare", &settings.prepare),
+        setup: hook("setup", &settings.setup),
+        cleanup: hook("cleanup", &settings.cleanup),
+        ignore_failure: settings.ignore_failure.unwrap_or(false),
+        input: settings.input.clone().map(Into::into),
+        timeout: seconds(settings.timeout_s).map(Duration::from_secs_f64),
         counters: false,
         simulate: false,
         seed,
@@ -417,17 +388,16 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
         );
     }
     let seeds: Vec<u64> = field(doc, file, "used_seeds")?;
-    let settings = doc
-        .get("settings")
-        .with_context(|| format!("{file}: missing field `settings`"))?;
-    let old_margin = number(settings, file, "margin").unwrap_or(DEFAULT_MARGIN);
-    let old_alpha = number(settings, file, "alpha").unwrap_or(DEFAULT_ALPHA);
+    let settings: LayoutSettings = field(doc, file, "settings")?;
+    let old_margin = settings.margin.unwrap_or(DEFAULT_MARGIN);
+    let old_alpha = settings.alpha.unwrap_or(DEFAULT_ALPHA);
     let margin = options.margin.unwrap_or(old_margin);
     let alpha = options.alpha.unwrap_or(old_alpha);
     check(margin, alpha).with_context(|| format!("{file}: settings"))?;
-    let (old_hib, stored_higher) = stored_directions(doc, "matrix", "metric");
+    let (old_hib, stored_higher) =
+        stored_directions(doc, "matrix", "metric", &settings.higher_is_better);
     let hib = options.higher_is_better.or(&old_hib);
-    let old_estimator = match settings.get("estimator").and_then(Value::as_str) {
+    let old_estimator = match settings.estimator.as_deref() {
         Some("min") => Estimator::Min,
         Some("median") | None => Estimator::Median,
         Some(other) => bail!("{file}: settings.estimator: {other:?} (median or min)"),
@@ -440,40 +410,23 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
     // The share of α the original's last look spent (1 for a fixed count).
     let comparisons = layout::analysis::comparisons(names.len(), builds.len());
     let share = settings
-        .get("confidence")
-        .and_then(Value::as_f64)
+        .confidence
         .map(|c| (1.0 - c) * comparisons as f64 / old_alpha)
         .filter(|s| s.is_finite() && *s > 0.0)
         .map_or(1.0, |s| s.min(1.0));
-    let usize_setting = |name: &str, default: usize| {
-        settings
-            .get(name)
-            .and_then(Value::as_u64)
-            .map_or(default, |v| v as usize)
-    };
     let layout_options = LayoutOptions {
         builds,
-        run_template: settings
-            .get("run_template")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        run_template: settings.run_template.clone().unwrap_or_default(),
         metrics: Vec::new(),
         higher_is_better: hib.clone(),
         layouts: seeds.len(),
-        max_layouts: settings
-            .get("max_layouts")
-            .and_then(Value::as_u64)
-            .map(|m| m as usize),
-        rounds: usize_setting("rounds", 0),
-        warmup: usize_setting("warmup", 0),
+        max_layouts: settings.max_layouts.map(|m| m as usize),
+        rounds: settings.rounds.unwrap_or(0) as usize,
+        warmup: settings.warmup.unwrap_or(0) as usize,
         estimator,
         margin,
         alpha,
-        seed: settings
-            .get("seed")
-            .and_then(Value::as_u64)
-            .unwrap_or(options.seed),
+        seed: settings.seed.unwrap_or(options.seed),
         command_line: options.command_line.clone(),
         ..LayoutOptions::default()
     };

@@ -5,7 +5,7 @@ use super::finish::{write, Render};
 use super::output::errln;
 use super::output::{json, Format, OutputArgs};
 use crate::structs::elf::InputError;
-use crate::structs::render::{sarif, text};
+use crate::structs::render::{json as document, sarif, text};
 use crate::structs::{self, StructsOptions};
 use anyhow::Result;
 use clap::Args;
@@ -20,9 +20,14 @@ pub struct StructsArgs {
     /// Only structs with this name (qualified or not), or matching this anchored regex.
     #[arg(long = "struct", value_name = "NAME|REGEX")]
     pub filter: Option<String>,
-    /// List only the hazards, worst first, instead of the layouts.
+    /// List only the hazards, worst first, instead of the layouts, and end with
+    /// their counts by kind and severity; with --struct, each one's evidence too.
     #[arg(long)]
     pub hazards: bool,
+    /// List only the worst N hazards (in the text, --json and --sarif); the
+    /// counts still cover every hazard found.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
     /// Cache-line size in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 64)]
     pub line: u64,
@@ -51,6 +56,7 @@ impl StructsArgs {
             filter: self.filter.clone(),
             line: self.line,
             suggest: self.suggest,
+            top: self.top,
         }
     }
 }
@@ -107,7 +113,12 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         return Ok(exit::ERROR);
     }
     let color = output.color();
-    super::output::print_terminal(&text::render(&report, view.hazards_only, color), color);
+    let shown = text::Shown {
+        hazards_only: view.hazards_only,
+        // One struct's (or a few structs') findings: their evidence in full.
+        evidence: view.hazards_only && options.filter.is_some(),
+    };
+    super::output::print_terminal(&text::render(&report, shown, color), color);
     let files = output.files().with(Format::Sarif, view.sarif.as_ref());
     write("structs", FORMATS, files, &report)?;
     if !report.missing_split_units.is_empty() {
@@ -128,7 +139,7 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
 
 impl Render for structs::StructsReport {
     fn json(&self) -> Result<String> {
-        json(self)
+        json(&document::document(self))
     }
     fn sarif(&self) -> Option<Result<String>> {
         Some(json(&sarif::render(self)))

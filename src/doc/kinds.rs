@@ -115,7 +115,8 @@ pub struct Build {
     pub template: String,
 }
 
-/// One run of a layout document: the build, the layout's seed, the run.
+/// One run of a layout document: the build, the layout's seed, the run. The
+/// experiment records its runs in this type too (`layout::LayoutRun`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LayoutRun {
     pub build: usize,

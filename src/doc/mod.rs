@@ -16,6 +16,7 @@ pub mod imported;
 pub mod kinds;
 pub mod migrate;
 pub mod schema;
+pub mod settings;
 pub mod stored;
 
 pub use imported::{FileFormat, Imported, IntervalKind, Source};
@@ -24,6 +25,7 @@ pub use kinds::{
     Row, State,
 };
 pub use schema::{Error, Schema};
+pub use settings::{CompareSettings, Directions, LayoutSettings};
 pub use stored::{Document, Stored};
 
 #[cfg(test)]

@@ -43,7 +43,8 @@ pub struct MovedFunction {
     pub old_window_offset: u64,
     pub new_window_offset: u64,
     pub reasons: Vec<ChangeReason>,
-    /// Loops whose header moved inside its line.
+    /// Loops matched by identity (`code::diff`: same offset from the entry, body
+    /// size and back edges) whose header's offset in its line changed.
     pub loops_moved: usize,
     /// How far the code moved inside its cache lines: the circular distance
     /// (0–32 bytes) between old and new line offsets of the entry, plus that

@@ -26,7 +26,6 @@ pub mod variants;
 
 use crate::run::environment::Environment;
 use crate::run::metric::{Direction, HigherIsBetter, MetricSpec, Unit};
-use crate::run::RunRecord;
 use crate::stats::fragility::Fragility;
 use crate::stats::hierarchical::{Estimator, LayoutRatio};
 use crate::stats::verdict::Verdict;
@@ -364,14 +363,9 @@ pub enum Added {
     Rounds { rounds: usize },
 }
 
-/// One measured or warm-up run, with the build and variant it belongs to.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct LayoutRun {
-    pub build: usize,
-    pub seed: u64,
-    #[serde(flatten)]
-    pub record: RunRecord,
-}
+/// One measured or warm-up run, with the build and variant it belongs to: the
+/// document's type (`doc::LayoutRun`), which the experiment fills in directly.
+pub use crate::doc::LayoutRun;
 
 /// The machine's load while the runs ran: the 1-minute load average after
 /// each round (issue 22: a busy machine is measured, and said, not only

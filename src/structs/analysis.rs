@@ -106,6 +106,15 @@ pub fn run(
         })
         .collect();
     hazards::rank(&mut found);
+    let hazard_counts = hazards::count(&found);
+    let hazards_left_out = match options.top {
+        Some(n) if found.len() > n => {
+            let left_out = found.len() - n;
+            found.truncate(n);
+            left_out
+        }
+        _ => 0,
+    };
     let mut suggestions = Vec::new();
     let mut no_reorder = Vec::new();
     if options.suggest {
@@ -133,6 +142,8 @@ pub fn run(
         lock_sites: lock_stats,
         structs: selected_structs,
         hazards: found,
+        hazard_counts,
+        hazards_left_out,
         suggestions,
         no_reorder,
     })

@@ -98,6 +98,10 @@ pub fn summarize(s: &mut StructLayout, line: u64) {
         last_seen_bit = bitfield_end;
     }
     sum.padding = s.size.saturating_sub(last_seen_bit / 8);
+    // pahole infers no packing for a struct with holes or padding.
+    if sum.holes > 0 || sum.padding > 0 {
+        s.text_packed = false;
+    }
     s.summary = sum;
 }
 

@@ -9,7 +9,7 @@
 //! registers came from), `dwarf/` (DWARF → layouts, and lock
 //! sites → members), `by_use` (mapped members become atomics), `layout` (pahole's
 //! summary numbers), `suggest` and `hazards` (the passes), `analysis` (the run),
-//! `render/` (text, SARIF).
+//! `render/` (text, the hazards' words, JSON, SARIF).
 
 pub mod analysis;
 pub mod by_use;
@@ -43,6 +43,8 @@ pub struct StructsOptions {
     pub line: u64,
     /// Also compute a cache-aware member order for each selected struct.
     pub suggest: bool,
+    /// List only the worst N hazards (`--top N`); every hazard is still counted.
+    pub top: Option<usize>,
 }
 
 impl Default for StructsOptions {
@@ -53,6 +55,7 @@ impl Default for StructsOptions {
             filter: None,
             line: 64,
             suggest: false,
+            top: None,
         }
     }
 }
@@ -94,8 +97,14 @@ pub struct StructsReport {
     /// Lock sites found by decoding the code, and how they mapped to members.
     pub lock_sites: types::LockStats,
     pub structs: Vec<StructLayout>,
-    /// Every hazard, worst first.
+    /// Every hazard, worst first (the worst `top` of them with `--top`). Written
+    /// with its words by `render::json`, which is why it is not serialized here.
+    #[serde(skip)]
     pub hazards: Vec<hazards::Hazard>,
+    /// Every hazard found, by kind and severity, whatever `--top` left out.
+    pub hazard_counts: hazards::Counts,
+    /// How many hazards `--top` left out of `hazards` (0 without it).
+    pub hazards_left_out: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<suggest::Suggestion>,
     /// With `suggest`: the selected structs no reorder improves (saves no bytes,

@@ -90,6 +90,8 @@ pub enum Spelling {
         qualifier: String,
         through: String,
     },
+    /// An anonymous enum, printed inline with its enumerators and their values.
+    Enum { enumerators: Vec<(String, i64)> },
     /// Not filled in (layouts built by hand in tests): the renderer uses `type_name`.
     #[default]
     Unknown,

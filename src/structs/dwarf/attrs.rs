@@ -35,6 +35,8 @@ pub(super) struct Attrs<'a> {
     pub decl_file: Option<u64>,
     pub decl_line: Option<u64>,
     pub prototyped: bool,
+    /// An enumerator's value (`DW_AT_const_value`), signed only in `DW_FORM_sdata`.
+    pub const_value: Option<i64>,
 }
 
 /// Where a subprogram's code lives and where a variable lives: kept raw, and read
@@ -92,6 +94,7 @@ fn read<'a>(
             // data1..data8 are unsigned here (char buf[256] has upper bound 0xff).
             dw::DW_AT_upper_bound => a.upper_bound = bound(&attr),
             dw::DW_AT_lower_bound => a.lower_bound = bound(&attr),
+            dw::DW_AT_const_value => a.const_value = bound(&attr),
             dw::DW_AT_declaration => a.declaration = is_true(attr.value()),
             dw::DW_AT_external => a.external = is_true(attr.value()),
             dw::DW_AT_prototyped => a.prototyped = is_true(attr.value()),
@@ -127,7 +130,7 @@ fn unit_ref(value: AttributeValue<Slice<'_>>) -> Option<u64> {
     }
 }
 
-/// An array bound: signed only when the producer used `DW_FORM_sdata`.
+/// An array bound or a constant: signed only when the producer used `DW_FORM_sdata`.
 fn bound(attr: &gimli::Attribute<Slice<'_>>) -> Option<i64> {
     match attr.value() {
         AttributeValue::Sdata(v) => Some(v),

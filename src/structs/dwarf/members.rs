@@ -173,6 +173,20 @@ impl Builder<'_, '_> {
                     through,
                 }
             }
+            // pahole prints an anonymous enum's enumerators where it is used.
+            Node::Enum {
+                name: None,
+                enumerators,
+                ..
+            } if !enumerators.is_empty() && qualifier.is_empty() && through.is_empty() => {
+                let enumerators: Vec<(super::attrs::Str<'_>, i64)> = enumerators.clone();
+                Spelling::Enum {
+                    enumerators: enumerators
+                        .into_iter()
+                        .map(|(n, v)| (self.text(n), v))
+                        .collect(),
+                }
+            }
             _ => Spelling::Name(format!("{qualifier}{}", self.pahole_name(j, 0))),
         }
     }
@@ -227,43 +241,35 @@ impl Builder<'_, '_> {
         i
     }
 
-    /// pahole's packed inference (`class__infer_packed_attributes`, as its output on
-    /// the kernel shows it): a struct with a non-struct member off its natural
-    /// alignment, or whose size is no multiple of its largest natural member alignment.
+    /// pahole's packed inference (`class__infer_packed_attributes`), the part a
+    /// record's own members decide: a member off its natural alignment, a size that
+    /// is no multiple of the largest natural member alignment, or `aligned(1)` on a
+    /// record whose members want more. pahole first rules out a struct with holes or
+    /// padding; `layout::summarize`, which counts them, applies that rule.
     fn pahole_packed(&mut self, i: usize) -> bool {
-        let (kind, size) = {
+        let (kind, size, explicit) = {
             let r = self.record(i);
-            (r.kind, r.size.unwrap_or(0))
+            (r.kind, r.size.unwrap_or(0), r.alignment)
         };
         if kind == crate::structs::types::RecordKind::Union {
             return false;
         }
-        let members: Vec<(Option<u64>, u64)> = self
-            .record(i)
-            .members
-            .iter()
-            .map(|m| (m.ty, m.location.unwrap_or(0)))
-            .collect();
+        let members: Vec<Option<u64>> = self.record(i).members.iter().map(|m| m.ty).collect();
         let mut largest = 1;
-        for (k, (ty, _)) in members.iter().enumerate() {
+        for (k, ty) in members.iter().enumerate() {
             let Some(t) = self.target(*ty) else { continue };
             let natural = self.natural_alignment(t, 0);
             if natural == 1 {
                 continue;
             }
             largest = largest.max(natural);
-            // A struct member's offset is not checked (arrays of structs are).
-            let stripped = self.strip_all(t);
-            if matches!(self.t.nodes[stripped], Node::Record(_)) {
-                continue;
-            }
             let type_size = self.size(t, 0);
             let offset = self.place(&self.record(i).members[k], type_size).offset;
             if offset % natural != 0 {
                 return true;
             }
         }
-        largest != 1 && size % largest != 0
+        largest != 1 && (explicit == Some(1) || size % largest != 0)
     }
 
     /// `[2][3]` for an array member (`[]` where DWARF gives no bound), else empty.

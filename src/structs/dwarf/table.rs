@@ -72,6 +72,9 @@ pub(super) enum Node<'a> {
     Enum {
         name: Option<Str<'a>>,
         size: u64,
+        /// An anonymous enum's enumerators and values, which pahole prints inline;
+        /// a named enum's are not read.
+        enumerators: Vec<(Str<'a>, i64)>,
     },
     /// A function type: return type (None = void), parameter types, `...`, prototyped.
     Function {
@@ -116,6 +119,8 @@ enum Ctx {
     Scope(Option<String>),
     Record(usize),
     Array(usize),
+    /// An anonymous enumeration type, for its enumerators.
+    Enum(usize),
     Function(usize),
     Skip,
 }
@@ -268,13 +273,31 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_enumeration_type => {
                 let a = read_attrs(entries, abbrev)?;
+                let anonymous = a.name.is_none();
                 let node = Node::Enum {
                     name: a.name,
                     size: a.byte_size.unwrap_or(4),
+                    enumerators: Vec::new(),
                 };
-                self.push(offset, node);
-                Ctx::Skip
+                let i = self.push(offset, node);
+                if anonymous {
+                    Ctx::Enum(i)
+                } else {
+                    Ctx::Skip
+                }
             }
+            dw::DW_TAG_enumerator => match parent {
+                Some(Ctx::Enum(i)) => {
+                    let a = read_attrs(entries, abbrev)?;
+                    if let (Some(name), Node::Enum { enumerators, .. }) =
+                        (a.name, &mut self.t.nodes[i])
+                    {
+                        enumerators.push((name, a.const_value.unwrap_or(0)));
+                    }
+                    Ctx::Skip
+                }
+                _ => return self.other(entries, abbrev, offset),
+            },
             dw::DW_TAG_subrange_type => match parent {
                 Some(Ctx::Array(i)) => {
                     let a = read_attrs(entries, abbrev)?;

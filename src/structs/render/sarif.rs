@@ -1,6 +1,8 @@
-//! `--sarif FILE`: hazards as SARIF 2.1.0, so CI systems annotate the declaring line.
+//! `--sarif FILE`: hazards as SARIF 2.1.0, so CI systems annotate the declaring line;
+//! the run's `properties` carry the counts by kind and severity.
 
-use crate::structs::hazards::{HazardKind, Severity};
+use super::hazards::message;
+use crate::structs::hazards::HazardKind;
 use crate::structs::StructsReport;
 use serde_json::{json, Value};
 
@@ -36,15 +38,10 @@ pub fn render(report: &StructsReport) -> Value {
         .hazards
         .iter()
         .map(|h| {
-            let level = match h.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Note => "note",
-            };
             let mut result = json!({
                 "ruleId": h.kind.id(),
-                "level": level,
-                "message": {"text": format!("{}: {}", h.struct_name, h.message)},
+                "level": h.severity.id(),
+                "message": {"text": format!("{}: {}", h.struct_name, message(h, report.line))},
             });
             let uri = h.decl_file.clone().unwrap_or_else(|| report.binary.clone());
             let mut physical = json!({"artifactLocation": {"uri": uri}});
@@ -66,6 +63,12 @@ pub fn render(report: &StructsReport) -> Value {
                 "rules": rules,
             }},
             "results": results,
+            // The counts of every hazard found, as `--json` has them: with `--top N`
+            // the results are the worst N.
+            "properties": {
+                "hazardCounts": report.hazard_counts,
+                "hazardsLeftOut": report.hazards_left_out,
+            },
         }]
     })
 }

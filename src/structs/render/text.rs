@@ -1,10 +1,10 @@
 //! Terminal output of `structs`: layouts that read like pahole's, the hazard list
-//! (worst first) and the suggested reorders. Computes nothing new.
+//! (worst first, worded by `hazards`) and the suggested reorders. Computes nothing new.
 
+use super::hazards;
 use crate::report::style::paint;
 use crate::report::table::Table;
 use crate::report::units::count;
-use crate::structs::hazards::{Hazard, Severity};
 use crate::structs::suggest::Suggestion;
 use crate::structs::types::{RecordKind, Spelling};
 use crate::structs::{StructLayout, StructsReport};
@@ -213,6 +213,21 @@ impl Printer {
                     };
                     format!("{tabs}{decl}{:pad$}{position}", "")
                 }
+                Spelling::Enum { enumerators } => {
+                    let _ = writeln!(self.out, "{tabs}enum {{");
+                    let width = enumerators.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+                    for (n, v) in enumerators {
+                        let _ = writeln!(self.out, "{tabs}\t{n:<width$} = {v},");
+                    }
+                    // The closing line lines its comment up as an inline record's does,
+                    // a bitfield's `:N` left out of the count.
+                    let decl = format!("}} {name}{aligned};");
+                    let width = m.bit_size.map_or(0, |b| format!(":{b}").len());
+                    let pad = ((decl_width + 1) as i64 - (decl.len() - width) as i64)
+                        .unsigned_abs()
+                        .max(1) as usize;
+                    format!("{tabs}{decl}{:pad$}{position}", "")
+                }
                 spelling => {
                     let decl = match spelling {
                         Spelling::FnPointer { ret, params } => {
@@ -362,28 +377,6 @@ fn plural(n: u64) -> &'static str {
     }
 }
 
-/// The hazards as a table, worst first.
-pub fn hazards(list: &[Hazard], color: bool) -> String {
-    if list.is_empty() {
-        return "no hazards found\n".to_string();
-    }
-    let mut t = Table::new(&["severity", "hazard", "struct", "finding"]);
-    for h in list {
-        let sev = match h.severity {
-            Severity::Error => paint("error", "31", color),
-            Severity::Warning => paint("warning", "33", color),
-            Severity::Note => "note".to_string(),
-        };
-        t.row(vec![
-            sev,
-            h.kind.id().to_string(),
-            h.struct_name.clone(),
-            h.message.clone(),
-        ]);
-    }
-    t.render()
-}
-
 pub fn suggestion(s: &Suggestion) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -412,34 +405,42 @@ pub fn suggestion(s: &Suggestion) -> String {
     out
 }
 
+/// What the text shows of a report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown {
+    /// Only the hazards (`--hazards`), ending with their counts.
+    pub hazards_only: bool,
+    /// Below the hazards, each one's evidence in full (`--hazards --struct NAME`).
+    pub evidence: bool,
+}
+
 /// The whole report: layouts (or only hazards), then suggestions.
-pub fn render(report: &StructsReport, hazards_only: bool, color: bool) -> String {
+pub fn render(report: &StructsReport, shown: Shown, color: bool) -> String {
     let mut out = String::new();
     for w in &report.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
-    if hazards_only {
-        out.push_str(&hazards(&report.hazards, color));
+    if shown.hazards_only {
+        out.push_str(&hazards::table(&report.hazards, report.line, color));
+        if shown.evidence {
+            out.push_str(&hazards::evidence(&report.hazards, report.line));
+        }
+        out.push_str(&hazards::summary(
+            &report.hazard_counts,
+            report.hazards_left_out,
+        ));
     } else {
         for s in &report.structs {
             out.push_str(&layout(s, report.line, color));
             out.push('\n');
         }
-        if !report.hazards.is_empty() {
-            let errors = report
-                .hazards
-                .iter()
-                .filter(|h| h.severity == Severity::Error)
-                .count();
-            let warnings = report
-                .hazards
-                .iter()
-                .filter(|h| h.severity == Severity::Warning)
-                .count();
+        let counts = &report.hazard_counts;
+        if counts.total > 0 {
+            let (errors, warnings) = (counts.error, counts.warning);
             let _ = writeln!(
                 out,
                 "{} in the {} above ({}, {}); --hazards lists them",
-                count(report.hazards.len() as u64, "hazard"),
+                count(counts.total as u64, "hazard"),
                 if report.structs.len() == 1 {
                     "struct".to_string()
                 } else {
