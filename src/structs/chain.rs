@@ -6,6 +6,7 @@
 //! jump there is a loop's back edge that leaves the register alone), after a call
 //! that returns the register, and after 24 instructions.
 
+use super::track::induction;
 use super::types::{Link, LockSite};
 use iced_x86::{
     FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
@@ -102,7 +103,7 @@ struct Walk<'c> {
 }
 
 /// What the instruction that last wrote a register did to it.
-enum Write {
+pub(super) enum Write {
     /// `mov from, reg`, `movsxd`, `cdqe`: the same value (for an index, the sign
     /// extension changes nothing of a non-negative one); true when 64 bits wide.
     Copy(Register, bool),
@@ -165,19 +166,39 @@ impl Walk<'_> {
     /// chunk's start: `Some(None)` at the start) before one is found.
     fn writer(
         &self,
+        at: usize,
+        register: Register,
+        looked: &mut usize,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Option<(usize, Write)>> {
+        self.writer_from(at, register, looked, factory, false, &mut None)
+    }
+
+    /// `writer`, stepping over the join at `code[at]` itself when `over_join` (a
+    /// loop head already accounted for), and saying in `joined_at` where a join
+    /// stopped it.
+    fn writer_from(
+        &self,
         mut at: usize,
         register: Register,
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
+        mut over_join: bool,
+        joined_at: &mut Option<usize>,
     ) -> Option<Option<(usize, Write)>> {
         loop {
             if at == 0 {
                 let clean = self.sources(0).is_empty();
                 return (clean && self.entry).then_some(None);
             }
-            if self.joined(at, register, factory) || *looked >= LOOKBACK {
+            if *looked >= LOOKBACK {
                 return None;
             }
+            if !over_join && self.joined(at, register, factory) {
+                *joined_at = Some(at);
+                return None;
+            }
+            over_join = false;
             at -= 1;
             *looked += 1;
             let i = &self.code[at];
@@ -201,7 +222,46 @@ impl Walk<'_> {
         });
         let (mut at, mut register, mut offset, mut index) = (at, base, 0i64, false);
         let mut looked = 0;
-        while let Some(found) = self.writer(at, register, &mut looked, factory) {
+        let mut over_join = false;
+        loop {
+            let mut joined_at = None;
+            let found = match self.writer_from(
+                at,
+                register,
+                &mut looked,
+                factory,
+                over_join,
+                &mut joined_at,
+            ) {
+                Some(found) => found,
+                None => {
+                    // A loop head: an induction register goes on before the loop,
+                    // with an index of its stride.
+                    let Some(head) = joined_at else { break };
+                    let stride = induction(
+                        self.code,
+                        head,
+                        self.sources(head),
+                        register,
+                        4 * LOOKBACK,
+                        factory,
+                    );
+                    let (Some(stride), Some(r)) = (stride, dwarf_register(register)) else {
+                        break;
+                    };
+                    links.push(Link::Induction {
+                        address: self.code[head].ip(),
+                        register: r,
+                        offset,
+                        stride,
+                    });
+                    index = true;
+                    at = head;
+                    over_join = true;
+                    continue;
+                }
+            };
+            over_join = false;
             let Some((w, write)) = found else {
                 if let Some(r) = dwarf_register(register) {
                     links.push(Link::Entry {
@@ -324,7 +384,7 @@ impl Walk<'_> {
 
 /// Whether `i` writes `register`. A call writes the return registers; others it
 /// leaves as they were (the compiler reads them after it only if so).
-fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFactory) -> bool {
+pub(super) fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFactory) -> bool {
     if i.flow_control() == FlowControl::Call {
         return matches!(register, Register::RAX | Register::RDX);
     }
@@ -335,7 +395,7 @@ fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFact
 }
 
 /// What instruction `i`, which writes `register`, did to it (see `Write`).
-fn write_of(i: &Instruction, register: Register) -> Write {
+pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
     let to_register = i.op_count() >= 1
         && i.op0_kind() == OpKind::Register
         && i.op0_register().full_register() == register;

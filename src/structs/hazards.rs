@@ -192,7 +192,10 @@ pub fn locked_text(by_use: bool, e: &LockEvidence) -> String {
             } else {
                 &x.function
             };
-            format!("{:#x} in {f}() ({})", x.address, x.op)
+            match &x.via {
+                Some(via) => format!("{:#x} in {f}() ({}; {via})", x.address, x.op),
+                None => format!("{:#x} in {f}() ({})", x.address, x.op),
+            }
         })
         .collect();
     let mut text = format!(
@@ -765,6 +768,7 @@ mod tests {
                     function: f.to_string(),
                     op: "mov".to_string(),
                     mapping: super::super::types::Mapping::Exact,
+                    via: None,
                 })
                 .collect(),
         }

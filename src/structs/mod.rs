@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod by_use;
 mod chain;
+mod track;
 pub mod dwarf;
 pub mod elf;
 pub mod hazards;

@@ -215,6 +215,23 @@ impl Builder<'_, '_> {
 }
 
 impl Descent {
+    /// The array an unknown index stands for, spelled from the named record that
+    /// holds it (`table.recs[]`), and its element size.
+    pub(super) fn unknown_array(&self) -> Option<(String, u64)> {
+        let u = self
+            .segs
+            .iter()
+            .position(|s| matches!(s, Seg::Index { unknown: true, .. }))?;
+        let Seg::Index { size, .. } = self.segs[u] else {
+            return None;
+        };
+        let a = self.anchors.iter().rev().find(|a| a.seg <= u)?;
+        let name = a.key.rsplit_once('#').map_or(a.key.as_str(), |k| k.0);
+        let mut p = path(&self.segs[a.seg..u], None);
+        p.push_str("[]");
+        Some((format!("{name}.{p}"), size))
+    }
+
     /// Whether an unknown index runs over an array too long (or of unknown length)
     /// to expand element by element: `registrations` then leaves it out.
     pub(super) fn unexpanded(&self) -> bool {
@@ -255,6 +272,7 @@ pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
                 size: d.leaf_size,
                 site: 0,
                 mapping,
+                via: None,
             }),
             Some(u) if k == last => {
                 let Seg::Index {
@@ -275,6 +293,7 @@ pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
                         size: d.leaf_size,
                         site: 0,
                         mapping,
+                        via: None,
                     });
                 }
             }

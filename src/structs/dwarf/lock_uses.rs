@@ -412,10 +412,28 @@ impl<'a> Builder<'a, '_> {
                     {
                         Unmapped::StrayIndex
                     }
+                    // An induction pointer whose stride is not the element size
+                    // of the array it runs over: which elements it reaches is not
+                    // known, so nothing is registered.
+                    Some((_, d))
+                        if t.stride.is_some_and(|s| {
+                            d.unknown_array()
+                                .map_or(true, |(_, size)| s.unsigned_abs() != size)
+                        }) =>
+                    {
+                        Unmapped::UntrackedBase
+                    }
                     Some((_, mut d)) => {
                         d.operand(site.size);
-                        let uses = registrations(&d, t.mapping);
+                        let mut uses = registrations(&d, t.mapping);
                         if !uses.is_empty() {
+                            let via = t.stride.and_then(|s| {
+                                let (array, _) = d.unknown_array()?;
+                                Some(format!("induction pointer over `{array}`, stride {s}"))
+                            });
+                            for u in &mut uses {
+                                u.via = via.clone();
+                            }
                             return (Outcome::Mapped(t.mapping), uses);
                         }
                         if d.unexpanded() {

@@ -24,6 +24,8 @@ pub(super) struct Traced {
     pub(super) offset: i64,
     pub(super) unknown: bool,
     pub(super) mapping: Mapping,
+    /// The index is an induction register's, advancing by this many bytes.
+    pub(super) stride: Option<i64>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -38,8 +40,10 @@ impl<'a> Builder<'a, '_> {
         ctx: &mut Ctx,
     ) -> Result<Traced, Unmapped> {
         let mut scalar = false;
+        let mut stride = None;
         for (k, link) in links.iter().enumerate() {
             match *link {
+                Link::Induction { stride: s, .. } => stride = Some(s),
                 Link::Register {
                     address,
                     register,
@@ -52,6 +56,7 @@ impl<'a> Builder<'a, '_> {
                             offset: at.wrapping_add(offset),
                             unknown: index,
                             mapping: Mapping::Exact,
+                            stride,
                         })
                     }
                     Held::Scalar => scalar = true,
@@ -80,6 +85,7 @@ impl<'a> Builder<'a, '_> {
                         offset,
                         unknown: index,
                         mapping: inner.mapping,
+                        stride,
                     });
                 }
                 Link::Global {
@@ -95,6 +101,7 @@ impl<'a> Builder<'a, '_> {
                         offset: at.wrapping_add(offset),
                         unknown: index,
                         mapping: Mapping::Exact,
+                        stride,
                     });
                 }
                 Link::Entry {
@@ -110,6 +117,7 @@ impl<'a> Builder<'a, '_> {
                         offset,
                         unknown: index,
                         mapping: Mapping::Inferred,
+                        stride,
                     });
                 }
             }
