@@ -9,8 +9,9 @@
 //! mapped the same way, for false sharing's "member written elsewhere"; only
 //! those functions, so the extra cost stays with the code already being mapped.
 
+use super::cfa::{self, Cfa};
 use super::chain::{chains, dwarf_register, jump_target, Chunk};
-use super::types::LockSite;
+use super::types::{Link, LockSite};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 use rayon::prelude::*;
@@ -24,6 +25,9 @@ pub struct LockSites {
     /// An `ET_REL` object: code addresses are section offsets, RIP targets need
     /// relocations, so RIP-relative operands are not resolved.
     pub relocatable: bool,
+    /// The CFA at the addresses where a site's chain reaches `%rsp` or `%rbp`
+    /// (`structs::cfa`), for locals the DWARF places at the frame base; sorted.
+    pub cfa: Vec<Cfa>,
 }
 
 /// Decode `file`'s executable sections (x86-64 only; other machines give no sites).
@@ -113,7 +117,23 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .collect();
     sites.sort_by_key(|s| s.address);
     sites.dedup_by_key(|s| s.address);
+    let mut frame_addresses: Vec<u64> = sites
+        .iter()
+        .filter(|s| !s.plain)
+        .flat_map(|s| s.chain.iter())
+        .filter_map(|l| match *l {
+            Link::Register {
+                address,
+                register: 6 | 7,
+                ..
+            } => Some(address),
+            _ => None,
+        })
+        .collect();
+    frame_addresses.sort_unstable();
+    frame_addresses.dedup();
     LockSites {
+        cfa: cfa::at(file, &frame_addresses),
         sites,
         functions,
         relocatable: file.kind() == object::ObjectKind::Relocatable,
@@ -307,7 +327,6 @@ fn operand(instruction: &Instruction, function: u32, op: String) -> LockSite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::structs::types::Link;
 
     fn one(bytes: &[u8]) -> Option<LockSite> {
         let mut d = Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);

@@ -13,6 +13,7 @@
 
 pub mod analysis;
 pub mod by_use;
+pub mod cfa;
 mod chain;
 mod track;
 pub mod dwarf;

@@ -225,7 +225,10 @@ impl Descent {
         let Seg::Index { size, .. } = self.segs[u] else {
             return None;
         };
-        let a = self.anchors.iter().rev().find(|a| a.seg <= u)?;
+        // An array that is no record's member (a variable): spelled from itself.
+        let Some(a) = self.anchors.iter().rev().find(|a| a.seg <= u) else {
+            return Some((format!("{}[]", path(&self.segs[..u], None)), size));
+        };
         let name = a.key.rsplit_once('#').map_or(a.key.as_str(), |k| k.0);
         let mut p = path(&self.segs[a.seg..u], None);
         p.push_str("[]");

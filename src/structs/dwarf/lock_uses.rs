@@ -17,6 +17,7 @@ use super::builder::Builder;
 use super::descend::registrations;
 use super::table::{Function, Node};
 use super::{Outcome, Slice, UnitLocks};
+use crate::structs::cfa::Cfa;
 use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped};
 use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
 use std::collections::HashMap;
@@ -28,6 +29,8 @@ pub struct SiteIndex<'s> {
     scoped: Vec<usize>,
     by_target: Vec<(u64, usize)>,
     relocatable: bool,
+    /// The CFA where chains reach %rsp/%rbp, by address (`structs::cfa`).
+    cfa: &'s [Cfa],
 }
 
 impl<'s> SiteIndex<'s> {
@@ -49,7 +52,14 @@ impl<'s> SiteIndex<'s> {
             scoped,
             by_target,
             relocatable,
+            cfa: &[],
         }
+    }
+
+    /// The same, with the CFA at the addresses chains reach the stack at.
+    pub fn with_cfa(mut self, cfa: &'s [Cfa]) -> SiteIndex<'s> {
+        self.cfa = cfa;
+        self
     }
 
     /// Register-operand sites in [begin, end).
@@ -103,12 +113,15 @@ pub(super) struct Frame<'a> {
     /// (clang, rustc: DW_OP_reg7 / DW_OP_breg6 k), for DW_OP_fbreg variables; None
     /// for DW_OP_call_frame_cfa (GCC), which needs the call frame information.
     pub(super) frame_base: Option<(u16, i64)>,
+    /// DW_AT_frame_base is DW_OP_call_frame_cfa: the CFA at the address, from
+    /// the call frame information.
+    pub(super) frame_base_cfa: bool,
 }
 
 /// What one unit's mapping caches: abstract origins' types, and its globals by
 /// address (start, size, type), built when a chain first needs them.
 #[derive(Default)]
-pub(super) struct Ctx {
+pub(super) struct Ctx<'i> {
     pub(super) origins: HashMap<u64, Option<u64>>,
     pub(super) globals: Option<Vec<(u64, u64, usize)>>,
     /// Whether an argument register on entry is the declared parameter: GCC names
@@ -116,6 +129,8 @@ pub(super) struct Ctx {
     /// the decoder); LLVM (clang, rustc) rewrites internal functions' arguments
     /// (argument promotion) under the same name, so its units infer nothing.
     pub(super) entry_arguments: bool,
+    /// The CFA at the addresses chains reach the stack at (`SiteIndex::cfa`).
+    pub(super) cfa: &'i [Cfa],
 }
 
 impl<'a> Builder<'a, '_> {
@@ -128,6 +143,7 @@ impl<'a> Builder<'a, '_> {
         let functions = std::mem::take(&mut self.t.functions);
         let mut ctx = Ctx {
             entry_arguments: self.producer_is_gcc(),
+            cfa: index.cfa,
             ..Ctx::default()
         };
         for f in &functions {
@@ -200,7 +216,7 @@ impl<'a> Builder<'a, '_> {
         sites: &[usize],
         index: &SiteIndex<'_>,
         frames: &mut Vec<Frame<'a>>,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
         out: &mut UnitLocks,
     ) -> gimli::Result<()> {
         if frames.len() > 64 {
@@ -223,19 +239,20 @@ impl<'a> Builder<'a, '_> {
             }),
             None => false,
         };
-        let frame_base = match root.entry().attr_value(dw::DW_AT_frame_base)? {
+        let (frame_base, frame_base_cfa) = match root.entry().attr_value(dw::DW_AT_frame_base)? {
             Some(AttributeValue::Exprloc(e)) => match self.parse_loc(e) {
-                Some(Loc::Reg(r)) => Some((r, 0)),
-                Some(Loc::Memory(r, k)) => Some((r, k)),
-                _ => None,
+                Some(Loc::Reg(r)) => (Some((r, 0)), false),
+                Some(Loc::Memory(r, k)) => (Some((r, k)), false),
+                _ => (None, e.0.slice() == [dw::DW_OP_call_frame_cfa.0]),
             },
-            _ => None,
+            _ => (None, false),
         };
         let mut frame = Frame {
             vars: Vec::new(),
             function,
             returns_memory,
             frame_base,
+            frame_base_cfa,
         };
         let mut claimed: Vec<usize> = Vec::new();
         let mut inner: Vec<(u64, Vec<usize>)> = Vec::new();
@@ -390,7 +407,7 @@ impl<'a> Builder<'a, '_> {
         &mut self,
         site: &LockSite,
         frames: &[Frame<'a>],
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
     ) -> (Outcome, Vec<LockUse>) {
         let no_variables = frames.iter().all(|f| f.vars.is_empty());
         let why = match self.trace(&site.chain, frames, ctx) {
@@ -427,10 +444,14 @@ impl<'a> Builder<'a, '_> {
                         d.operand(site.size);
                         let mut uses = registrations(&d, t.mapping);
                         if !uses.is_empty() {
-                            let via = t.stride.and_then(|s| {
+                            let induction = t.stride.and_then(|s| {
                                 let (array, _) = d.unknown_array()?;
                                 Some(format!("induction pointer over `{array}`, stride {s}"))
                             });
+                            let via = match (induction, t.via) {
+                                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                                (a, b) => a.or(b),
+                            };
                             for u in &mut uses {
                                 u.via = via.clone();
                             }

@@ -10,8 +10,9 @@ use crate::structs::types::{Link, Mapping, Unmapped};
 
 /// What the variables say a register points to.
 pub(super) enum Held {
-    /// At byte `.1` (negative: before it) of type `.0`.
-    Points(usize, i64),
+    /// At byte `.1` (negative: before it) of type `.0`; `.2` says how, when the
+    /// variable is a stack slot found through the CFA.
+    Points(usize, i64, Option<String>),
     /// A variable is in the register, but it points to no record.
     Scalar,
     Nothing,
@@ -26,6 +27,8 @@ pub(super) struct Traced {
     pub(super) mapping: Mapping,
     /// The index is an induction register's, advancing by this many bytes.
     pub(super) stride: Option<i64>,
+    /// How a stack slot was found (the CFA), for the findings.
+    pub(super) via: Option<String>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -37,7 +40,7 @@ impl<'a> Builder<'a, '_> {
         &mut self,
         links: &[Link],
         frames: &[Frame<'a>],
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
     ) -> Result<Traced, Unmapped> {
         let mut scalar = false;
         let mut stride = None;
@@ -50,13 +53,14 @@ impl<'a> Builder<'a, '_> {
                     offset,
                     index,
                 } => match self.held(address, register, frames, ctx) {
-                    Held::Points(ty, at) => {
+                    Held::Points(ty, at, via) => {
                         return Ok(Traced {
                             ty,
                             offset: at.wrapping_add(offset),
                             unknown: index,
                             mapping: Mapping::Exact,
                             stride,
+                            via,
                         })
                     }
                     Held::Scalar => scalar = true,
@@ -86,6 +90,7 @@ impl<'a> Builder<'a, '_> {
                         unknown: index,
                         mapping: inner.mapping,
                         stride,
+                        via: None,
                     });
                 }
                 Link::Global {
@@ -102,6 +107,7 @@ impl<'a> Builder<'a, '_> {
                         unknown: index,
                         mapping: Mapping::Exact,
                         stride,
+                        via: None,
                     });
                 }
                 Link::Entry {
@@ -118,6 +124,7 @@ impl<'a> Builder<'a, '_> {
                         unknown: index,
                         mapping: Mapping::Inferred,
                         stride,
+                        via: None,
                     });
                 }
             }
@@ -131,18 +138,37 @@ impl<'a> Builder<'a, '_> {
 
     /// What the variable whose location at `pc` is `register` (innermost scope
     /// first) says the register points to.
-    fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Held {
+    fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx<'_>) -> Held {
         let mut scalar = false;
-        // DW_OP_fbreg k is in memory at the frame base (a register + b) + k.
-        let base = frames.first().and_then(|f| f.frame_base);
+        // DW_OP_fbreg k is in memory at the frame base (a register + b) + k; with
+        // DW_OP_call_frame_cfa, the CFA at `pc` from the call frame information.
+        let top = frames.first();
+        let cfa = top
+            .filter(|f| f.frame_base.is_none() && f.frame_base_cfa)
+            .and_then(|_| {
+                let k = ctx.cfa.binary_search_by_key(&pc, |c| c.address).ok()?;
+                Some(ctx.cfa[k])
+            });
+        let base = top
+            .and_then(|f| f.frame_base)
+            .or(cfa.map(|c| (c.register, c.offset)));
         for frame in frames.iter().rev() {
             for v in &frame.vars {
                 let Some(location) = v.location else { continue };
                 let Some(mut loc) = self.location_at(location, pc) else {
                     continue;
                 };
+                let mut via = None;
                 if let (Loc::Frame(k), Some((r, b))) = (loc, base) {
                     loc = Loc::Memory(r, b.wrapping_add(k));
+                    if let Some(c) = cfa {
+                        via = Some(format!(
+                            "stack slot at DW_OP_fbreg {k}, CFA {}{:+} from {}",
+                            register_name(c.register),
+                            c.offset,
+                            if c.from_eh_frame { ".eh_frame" } else { ".debug_frame" }
+                        ));
+                    }
                 }
                 let (value, k) = match loc {
                     Loc::Reg(r) if r == register => (true, 0),
@@ -155,11 +181,11 @@ impl<'a> Builder<'a, '_> {
                 };
                 if !value {
                     // The register points at the variable itself, `k` bytes below it.
-                    return Held::Points(t, k.wrapping_neg());
+                    return Held::Points(t, k.wrapping_neg(), via);
                 }
                 // The register is the variable's value minus `k`.
                 match self.pointee(t) {
-                    Some(record) => return Held::Points(record, k.wrapping_neg()),
+                    Some(record) => return Held::Points(record, k.wrapping_neg(), None),
                     None => scalar = true,
                 }
             }
@@ -172,7 +198,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The global variable holding `address`: its type and the offset inside it.
-    fn global_at(&mut self, address: u64, ctx: &mut Ctx) -> Option<(usize, i64)> {
+    fn global_at(&mut self, address: u64, ctx: &mut Ctx<'_>) -> Option<(usize, i64)> {
         if ctx.globals.is_none() {
             let globals = std::mem::take(&mut self.t.globals);
             let mut list = Vec::new();
@@ -200,7 +226,7 @@ impl<'a> Builder<'a, '_> {
     /// parameter the System V ABI passes in it, when every parameter before it (and
     /// it) takes one general register and the function returns no record (whose
     /// hidden pointer would take %rdi).
-    fn argument(&mut self, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Option<usize> {
+    fn argument(&mut self, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx<'_>) -> Option<usize> {
         const ORDER: [u16; 6] = [5, 4, 1, 2, 8, 9];
         if !ctx.entry_arguments {
             return None;
@@ -217,5 +243,17 @@ impl<'a> Builder<'a, '_> {
             ty = Some(t);
         }
         self.pointee(ty?)
+    }
+}
+
+/// The AT&T name of an x86-64 DWARF register (System V psABI numbering).
+fn register_name(r: u16) -> String {
+    const NAMES: [&str; 17] = [
+        "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
+        "r13", "r14", "r15", "rip",
+    ];
+    match NAMES.get(usize::from(r)) {
+        Some(n) => format!("%{n}"),
+        None => format!("r{r}"),
     }
 }
