@@ -233,7 +233,8 @@ pub struct LockSite {
     pub size: u64,
     /// RIP-relative (or absolute) operand: the address it updates.
     pub target: Option<u64>,
-    /// A segment override (`%gs:` per-CPU data): not mapped.
+    /// A segment override (`%gs:`/`%fs:`: per-CPU or thread-local data); mapped only
+    /// when the operand is an absolute address a global covers (the per-CPU section).
     pub segment: bool,
     /// Not a lock site but a plain store (`mov`, `add`, … with a memory
     /// destination, no lock), kept from functions with a lock site only, for false

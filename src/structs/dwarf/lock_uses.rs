@@ -41,8 +41,11 @@ impl<'s> SiteIndex<'s> {
         let mut by_target: Vec<(u64, usize)> = if relocatable {
             Vec::new()
         } else {
+            // A `%gs:`/`%fs:` operand with an absolute address is per-CPU data (the
+            // kernel's per-CPU section starts at 0, where its variables' DW_OP_addr
+            // say they are) or thread-local data (whose variables are no DW_OP_addr:
+            // nothing matches): matched to the globals like the RIP-relative ones.
             (0..sites.len())
-                .filter(|&i| !sites[i].segment)
                 .filter_map(|i| sites[i].target.map(|t| (t, i)))
                 .collect()
         };
@@ -506,8 +509,12 @@ impl<'a> Builder<'a, '_> {
                         .push((s, Outcome::Unmapped(Unmapped::ScalarVariable)));
                 } else {
                     out.outcomes.push((s, Outcome::Mapped(Mapping::Exact)));
+                    let via = index.sites[s]
+                        .segment
+                        .then(|| "per-CPU data: a segment-relative address".to_string());
                     for mut u in found {
                         u.site = s;
+                        u.via = via.clone();
                         out.uses.push(u);
                     }
                 }
