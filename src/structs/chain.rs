@@ -444,6 +444,18 @@ pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
                 _ => Write::Other,
             }
         }
+        // `mov %gs:k, reg`: a pointer loaded from the per-CPU variable at k (the
+        // kernel's `current`), which the globals describe like any other.
+        Mnemonic::Mov
+            if i.segment_prefix() == Register::GS
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.op0_register().size() == 8
+                && i.memory_base() == Register::None
+                && i.memory_index() == Register::None =>
+        {
+            Write::LoadGlobal(i.memory_displacement64())
+        }
         Mnemonic::Mov
             if plain
                 && i.op_count() == 2

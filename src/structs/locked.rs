@@ -28,6 +28,10 @@ pub struct LockSites {
     /// The CFA at the addresses where a site's chain reaches `%rsp` or `%rbp`
     /// (`structs::cfa`), for locals the DWARF places at the frame base; sorted.
     pub cfa: Vec<Cfa>,
+    /// The binary's global data symbols (start, size, name), sorted: where DWARF has
+    /// no definition of a global in the unit that uses it (an `extern`, a per-CPU
+    /// variable), the symbol at the address names the unit's declaration of it.
+    pub objects: Vec<(u64, u64, String)>,
 }
 
 /// Decode `file`'s executable sections (x86-64 only; other machines give no sites).
@@ -132,7 +136,14 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .collect();
     frame_addresses.sort_unstable();
     frame_addresses.dedup();
+    let mut objects: Vec<(u64, u64, String)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Data && s.is_global() && s.size() > 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect();
+    objects.sort_unstable();
     LockSites {
+        objects,
         cfa: cfa::at(file, &frame_addresses),
         sites,
         functions,

@@ -31,6 +31,8 @@ pub struct SiteIndex<'s> {
     relocatable: bool,
     /// The CFA where chains reach %rsp/%rbp, by address (`structs::cfa`).
     cfa: &'s [Cfa],
+    /// Global data symbols (start, size, name), sorted (`LockSites::objects`).
+    objects: &'s [(u64, u64, String)],
 }
 
 impl<'s> SiteIndex<'s> {
@@ -56,7 +58,14 @@ impl<'s> SiteIndex<'s> {
             by_target,
             relocatable,
             cfa: &[],
+            objects: &[],
         }
+    }
+
+    /// The same, with the binary's global data symbols.
+    pub fn with_objects(mut self, objects: &'s [(u64, u64, String)]) -> SiteIndex<'s> {
+        self.objects = objects;
+        self
     }
 
     /// The same, with the CFA at the addresses chains reach the stack at.
@@ -134,6 +143,10 @@ pub(super) struct Ctx<'i> {
     pub(super) entry_arguments: bool,
     /// The CFA at the addresses chains reach the stack at (`SiteIndex::cfa`).
     pub(super) cfa: &'i [Cfa],
+    /// Global data symbols (`SiteIndex::objects`), and the unit's namespace-scope
+    /// variables by name (declarations among them), built when first needed.
+    pub(super) objects: &'i [(u64, u64, String)],
+    pub(super) declared: Option<HashMap<String, u64>>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -147,6 +160,7 @@ impl<'a> Builder<'a, '_> {
         let mut ctx = Ctx {
             entry_arguments: self.producer_is_gcc(),
             cfa: index.cfa,
+            objects: index.objects,
             ..Ctx::default()
         };
         for f in &functions {

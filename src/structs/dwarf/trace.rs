@@ -217,9 +217,37 @@ impl<'a> Builder<'a, '_> {
             ctx.globals = Some(list);
         }
         let list = ctx.globals.as_deref()?;
-        let k = list.partition_point(|g| g.0 <= address).checked_sub(1)?;
-        let (start, size, ty) = list[k];
-        (address < start.saturating_add(size)).then(|| (ty, (address - start) as i64))
+        if let Some(k) = list.partition_point(|g| g.0 <= address).checked_sub(1) {
+            let (start, size, ty) = list[k];
+            if address < start.saturating_add(size) {
+                return Some((ty, (address - start) as i64));
+            }
+        }
+        self.declared_at(address, ctx)
+    }
+
+    /// The global at `address` by the symbol table: the global symbol covering it,
+    /// and this unit's namespace-scope variable of that name (an `extern` or
+    /// `DECLARE_PER_CPU` declaration: the code here can only name the global one).
+    fn declared_at(&mut self, address: u64, ctx: &mut Ctx<'_>) -> Option<(usize, i64)> {
+        let objects = ctx.objects;
+        let k = objects.partition_point(|o| o.0 <= address).checked_sub(1)?;
+        let (start, size, name) = &objects[k];
+        if address >= start.saturating_add(*size) {
+            return None;
+        }
+        if ctx.declared.is_none() {
+            let map = self
+                .t
+                .variables
+                .iter()
+                .map(|&(n, ty, _)| (self.text(n), ty))
+                .collect();
+            ctx.declared = Some(map);
+        }
+        let ty = self.idx(*ctx.declared.as_ref()?.get(name.as_str())?)?;
+        let at = address - start;
+        (at < self.size(ty, 0)).then_some((ty, at as i64))
     }
 
     /// The record an argument register points to on entry to the function: the
