@@ -3,8 +3,9 @@
 //! function's entry), walked back over straight-line code of the site's chunk, and
 //! the constant an index register carries (`lea 3(%rcx),%rsi` then `(%rdx,%rsi,8)`).
 //! The walk stops where control joins from elsewhere (a jump target, unless every
-//! jump there is a loop's back edge that leaves the register alone), after a call
-//! that returns the register, and after 24 instructions.
+//! jump there is a loop's back edge that leaves the register alone, or only
+//! advances it by one constant stride: an induction pointer, `track`), after a
+//! call that returns the register, and after 24 instructions.
 
 use super::track::induction;
 use super::types::{Link, LockSite};
@@ -20,6 +21,20 @@ pub(super) struct Chunk<'a> {
     /// The chunk starts at a function symbol whose registers on entry are its
     /// arguments (not a compiler clone such as `.constprop.0`, whose are not known).
     pub(super) entry: bool,
+    /// Where the kernel keeps each CPU's per-CPU offset (see `PerCpu`).
+    pub(super) per_cpu: PerCpu,
+}
+
+/// The Linux kernel's per-CPU offsets, from the symbol table: `per_cpu_ptr(&v, cpu)`
+/// is `mov $v,%rax; add __per_cpu_offset(,%rdx,8),%rax` and `this_cpu_ptr(&v)` is
+/// `add %gs:this_cpu_off,%rax`: the value stays a pointer to `v` (one CPU's copy,
+/// laid out the same), so the walk goes on through the add.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PerCpu {
+    /// The address of `__per_cpu_offset` (an array indexed by CPU).
+    pub(super) offsets: Option<u64>,
+    /// The per-CPU address of `this_cpu_off` (read through `%gs:`).
+    pub(super) this_cpu_off: Option<u64>,
 }
 
 /// Instructions looked back over from a site for where its registers came from.
@@ -66,6 +81,7 @@ pub(super) fn chains(
         code,
         jumps: &jumps,
         entry: chunk.entry,
+        per_cpu: chunk.per_cpu,
     };
     let mut factory = InstructionInfoFactory::new();
     for site in &mut sites {
@@ -100,6 +116,7 @@ struct Walk<'c> {
     /// control joins there from elsewhere.
     jumps: &'c [(u64, usize)],
     entry: bool,
+    per_cpu: PerCpu,
 }
 
 /// What the instruction that last wrote a register did to it.
@@ -121,6 +138,11 @@ pub(super) enum Write {
     Load(Register, i64, bool),
     /// `mov k(%rip), reg`: a pointer loaded from a global.
     LoadGlobal(u64),
+    /// `mov $k, reg` (64-bit): an absolute address (the kernel's code model).
+    Constant(u64),
+    /// `add k(,idx,s), reg` (`segment`: `add %gs:k, reg`): plus a value loaded
+    /// from a table at k; the register itself before, plus that.
+    AddLoaded { address: u64, segment: bool },
     /// Anything else (a call's return value, arithmetic, a load of another size).
     Other,
 }
@@ -292,7 +314,7 @@ impl Walk<'_> {
                     index = true;
                     from
                 }
-                Write::Global(target) => {
+                Write::Global(target) | Write::Constant(target) => {
                     links.push(Link::Global {
                         address: target,
                         offset,
@@ -300,6 +322,14 @@ impl Walk<'_> {
                     });
                     break;
                 }
+                // A per-CPU offset added: still the same variable (some CPU's copy).
+                Write::AddLoaded { address, segment }
+                    if (!segment && self.per_cpu.offsets == Some(address))
+                        || (segment && self.per_cpu.this_cpu_off == Some(address)) =>
+                {
+                    register
+                }
+                Write::AddLoaded { .. } => break,
                 Write::LoadGlobal(target) => {
                     links.push(Link::Load {
                         offset,
@@ -481,6 +511,30 @@ pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
                 && i.op1_register().is_gpr64() =>
         {
             Write::AddRegister(i.op1_register())
+        }
+        Mnemonic::Add
+            if i.op0_register().size() == 8
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.memory_base() == Register::None =>
+        {
+            let segment = i.segment_prefix() == Register::GS;
+            let indexed = i.memory_index() != Register::None;
+            if (segment && !indexed) || (plain && indexed) {
+                Write::AddLoaded {
+                    address: i.memory_displacement64(),
+                    segment,
+                }
+            } else {
+                Write::Other
+            }
+        }
+        Mnemonic::Mov
+            if i.op_count() == 2
+                && i.op0_register().size() == 8
+                && matches!(i.op1_kind(), OpKind::Immediate32to64 | OpKind::Immediate64) =>
+        {
+            Write::Constant(i.immediate(1))
         }
         Mnemonic::Add if i.op0_register().size() == 8 => imm().map_or(Write::Other, Write::AddSelf),
         Mnemonic::Sub if i.op0_register().size() == 8 => {

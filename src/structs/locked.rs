@@ -10,7 +10,7 @@
 //! those functions, so the extra cost stays with the code already being mapped.
 
 use super::cfa::{self, Cfa};
-use super::chain::{chains, dwarf_register, jump_target, Chunk};
+use super::chain::{chains, dwarf_register, jump_target, Chunk, PerCpu};
 use super::types::{Link, LockSite};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
@@ -41,6 +41,15 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
     }
     let mut functions: Vec<String> = Vec::new();
     let mut chunks: Vec<Chunk<'_>> = Vec::new();
+    let symbol = |name: &str| {
+        file.symbols()
+            .find(|s| s.kind() == SymbolKind::Data && s.name() == Ok(name))
+            .map(|s| s.address())
+    };
+    let per_cpu = PerCpu {
+        offsets: symbol("__per_cpu_offset"),
+        this_cpu_off: symbol("this_cpu_off"),
+    };
     for section in file.sections() {
         if section.kind() != SectionKind::Text {
             continue;
@@ -85,6 +94,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
                     bytes: &data[lo..hi],
                     name: (functions.len() - 1) as u32,
                     entry,
+                    per_cpu,
                 });
             }
             at = next.max(at + (next <= at) as u64);
@@ -382,6 +392,7 @@ mod tests {
             bytes,
             name: 0,
             entry: true,
+            per_cpu: PerCpu::default(),
         };
         let (sites, outside) = decode(&chunk);
         chains(&chunk, &decoded(&chunk), sites, &outside)

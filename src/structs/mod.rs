@@ -5,8 +5,9 @@
 //!
 //! The files, lowest first: `types` (the layout types everything talks through),
 //! `elf` (opening the input), `sync` (which type names are atomics and locks),
-//! `chain` and `locked` (lock sites decoded from the code, and where their base
-//! registers came from), `dwarf/` (DWARF → layouts, and lock
+//! `chain`, `track`, `cfa` and `locked` (lock sites decoded from the code, where
+//! their base registers came from, through loops' induction pointers and the
+//! call frame information's CFA), `dwarf/` (DWARF → layouts, and lock
 //! sites → members), `by_use` (mapped members become atomics), `layout` (pahole's
 //! summary numbers), `suggest` and `hazards` (the passes), `analysis` (the run),
 //! `render/` (text, SARIF).

@@ -8,7 +8,11 @@
 //! (`trace`); the type found (a pointer to a record, or a record in memory) is then
 //! descended at the displacement through nested records and arrays. An index
 //! register means every element of the array the displacement falls in.
-//! RIP-relative operands are matched to the unit's global variables. Nothing is
+//! DW_OP_fbreg locals are at the frame base: a register, or under
+//! DW_OP_call_frame_cfa the CFA read from the call frame information
+//! (`structs::cfa`). An induction pointer (`structs::track`) maps only when its
+//! stride is the element size of the array it runs over. RIP-relative and absolute
+//! `%gs:` (per-CPU) operands are matched to the unit's global variables. Nothing is
 //! guessed from the types in scope: only an argument register unchanged since the
 //! entry maps, inferred, to its parameter. Unreadable location lists count as no
 //! location.

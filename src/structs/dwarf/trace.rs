@@ -1,8 +1,10 @@
 //! Atomics by use, step 2b: what the value a lock site's chain (`Link`s, built by
 //! `structs::chain`) describes points to: a variable's type where one's location is
 //! a register of it, the pointer type of the member a `Load` read it from, a global
-//! variable (by address), or, inferred, the parameter an argument register held on
-//! entry to the function. A chain that reaches none of these maps to nothing.
+//! variable (by address: one the unit defines, else the one the symbol table names
+//! there if the unit declares it), or, inferred, the parameter an argument register
+//! held on entry to the function. A chain that reaches none of these maps to
+//! nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame, Loc, Var};
