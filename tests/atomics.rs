@@ -551,7 +551,10 @@ fn an_induction_pointer_over_packed_records_splits_at_the_hand_worked_indices() 
     };
     // GCC used an induction pointer: the first element's member, a locked add
     // through the register, the register advanced by the record's 24 bytes.
-    for (function, first, width) in [("count_all", "0xb(%rdi)", "lock addq"), ("ref_all", "0x13(%rdi)", "lock addl")] {
+    for (function, first, width) in [
+        ("count_all", "0xb(%rdi)", "lock addq"),
+        ("ref_all", "0x13(%rdi)", "lock addl"),
+    ] {
         let code = disassembly(dir.path(), &bin, function);
         assert!(
             code.contains(&format!("lea    {first},%rax"))
@@ -588,10 +591,15 @@ fn an_induction_pointer_over_packed_records_splits_at_the_hand_worked_indices() 
     let message = h["message"].as_str().unwrap();
     assert!(
         message.contains("elements 2, 10 of 12 cross")
-            && message.contains("in count_all() (lock add; induction pointer over `table.recs[]`, stride 24)"),
+            && message.contains(
+                "in count_all() (lock add; induction pointer over `table.recs[]`, stride 24)"
+            ),
         "{message}"
     );
-    assert!(text.contains("induction pointer over `table.recs[]`"), "{text}");
+    assert!(
+        text.contains("induction pointer over `table.recs[]`"),
+        "{text}"
+    );
     // refs at 19 + 24i ends at most at 63: locked, never a split lock in table.
     assert!(sync_member(&r, "rec", "refs").is_some());
     assert!(hazards(&r, "split-lock-risk")
@@ -611,7 +619,11 @@ fn an_induction_pointer_over_a_stack_local_splits_at_the_same_indices() {
         return;
     }
     let src = fixture("locked_loop.c");
-    let Some(bin) = gcc(dir.path(), "stack", &["-g", "-DON_STACK", src.to_str().unwrap()]) else {
+    let Some(bin) = gcc(
+        dir.path(),
+        "stack",
+        &["-g", "-DON_STACK", src.to_str().unwrap()],
+    ) else {
         return;
     };
     for function in ["count_local", "count_pool"] {

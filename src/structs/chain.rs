@@ -414,7 +414,11 @@ impl Walk<'_> {
 
 /// Whether `i` writes `register`. A call writes the return registers; others it
 /// leaves as they were (the compiler reads them after it only if so).
-pub(super) fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFactory) -> bool {
+pub(super) fn writes(
+    i: &Instruction,
+    register: Register,
+    factory: &mut InstructionInfoFactory,
+) -> bool {
     if i.flow_control() == FlowControl::Call {
         return matches!(register, Register::RAX | Register::RDX);
     }

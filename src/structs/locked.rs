@@ -387,12 +387,16 @@ mod tests {
 
     /// The sites of `bytes` (one function at 0x1000, entry known) with their chains.
     fn walked(bytes: &[u8]) -> Vec<LockSite> {
+        walked_with(bytes, PerCpu::default())
+    }
+
+    fn walked_with(bytes: &[u8], per_cpu: PerCpu) -> Vec<LockSite> {
         let chunk = Chunk {
             address: 0x1000,
             bytes,
             name: 0,
             entry: true,
-            per_cpu: PerCpu::default(),
+            per_cpu,
         };
         let (sites, outside) = decode(&chunk);
         chains(&chunk, &decoded(&chunk), sites, &outside)
@@ -494,5 +498,64 @@ mod tests {
             s[0].chain.last(),
             Some(Link::Entry { register: 5, .. })
         ));
+    }
+
+    #[test]
+    fn a_per_cpu_pointer_stays_a_pointer_to_its_variable() {
+        // per_cpu_ptr(&runqueues, cpu): mov $0x31980,%rax;
+        // add __per_cpu_offset(,%rdx,8),%rax; lock incl 0x10(%rax); ret
+        let code = [
+            0x48, 0xc7, 0xc0, 0x80, 0x19, 0x03, 0x00, 0x48, 0x03, 0x04, 0xd5, 0x60, 0xcb, 0x39,
+            0x82, 0xf0, 0xff, 0x40, 0x10, 0xc3,
+        ];
+        let kernel = PerCpu {
+            offsets: Some(0xffff_ffff_8239_cb60),
+            this_cpu_off: None,
+        };
+        let s = walked_with(&code, kernel);
+        assert_eq!(
+            s[0].chain.last(),
+            Some(&Link::Global {
+                address: 0x31980,
+                offset: 0,
+                index: false
+            })
+        );
+        // Another table's entry added: no longer known to be the variable.
+        let other = PerCpu {
+            offsets: Some(0xffff_ffff_8239_0000),
+            this_cpu_off: None,
+        };
+        let s = walked_with(&code, other);
+        assert!(
+            !s[0].chain.iter().any(|l| matches!(l, Link::Global { .. })),
+            "{:?}",
+            s[0].chain
+        );
+    }
+
+    #[test]
+    fn a_pointer_loaded_through_gs_is_a_load_of_that_per_cpu_variable() {
+        // current: mov %gs:0x1fb80,%rax; xchg %esi,0x18(%rax); ret
+        let s = walked(&[
+            0x65, 0x48, 0x8b, 0x04, 0x25, 0x80, 0xfb, 0x01, 0x00, 0x87, 0x70, 0x18, 0xc3,
+        ]);
+        assert_eq!(s[0].displacement, 0x18);
+        assert_eq!(
+            &s[0].chain[1..],
+            [
+                Link::Load {
+                    offset: 0,
+                    index: false,
+                    displacement: 0,
+                    load_index: false
+                },
+                Link::Global {
+                    address: 0x1fb80,
+                    offset: 0,
+                    index: false
+                }
+            ]
+        );
     }
 }

@@ -16,7 +16,6 @@ pub mod analysis;
 pub mod by_use;
 pub mod cfa;
 mod chain;
-mod track;
 pub mod dwarf;
 pub mod elf;
 pub mod hazards;
@@ -25,6 +24,7 @@ pub mod locked;
 pub mod render;
 pub mod suggest;
 pub mod sync;
+mod track;
 pub mod types;
 
 pub use analysis::run;

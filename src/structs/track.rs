@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(code[5].near_branch_target(), 0x100b);
         let mut f = InstructionInfoFactory::new();
         let back = [(0x100b, 5)];
-        assert_eq!(induction(&code, 2, &back, Register::RAX, 96, &mut f), Some(24));
+        assert_eq!(
+            induction(&code, 2, &back, Register::RAX, 96, &mut f),
+            Some(24)
+        );
         // %rdi is not written in the body: no induction (the join leaves it alone).
         assert_eq!(induction(&code, 2, &back, Register::RDI, 96, &mut f), None);
         // A jump to the head from before it: not only back edges.
@@ -95,7 +98,10 @@ mod tests {
         assert_eq!(induction(&code, 2, &mixed, Register::RAX, 96, &mut f), None);
         // A jump from another chunk.
         let outside = [(0x100b, usize::MAX)];
-        assert_eq!(induction(&code, 2, &outside, Register::RAX, 96, &mut f), None);
+        assert_eq!(
+            induction(&code, 2, &outside, Register::RAX, 96, &mut f),
+            None
+        );
     }
 
     #[test]

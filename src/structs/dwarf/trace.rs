@@ -168,7 +168,11 @@ impl<'a> Builder<'a, '_> {
                             "stack slot at DW_OP_fbreg {k}, CFA {}{:+} from {}",
                             register_name(c.register),
                             c.offset,
-                            if c.from_eh_frame { ".eh_frame" } else { ".debug_frame" }
+                            if c.from_eh_frame {
+                                ".eh_frame"
+                            } else {
+                                ".debug_frame"
+                            }
                         ));
                     }
                 }
@@ -256,7 +260,12 @@ impl<'a> Builder<'a, '_> {
     /// parameter the System V ABI passes in it, when every parameter before it (and
     /// it) takes one general register and the function returns no record (whose
     /// hidden pointer would take %rdi).
-    fn argument(&mut self, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx<'_>) -> Option<usize> {
+    fn argument(
+        &mut self,
+        register: u16,
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx<'_>,
+    ) -> Option<usize> {
         const ORDER: [u16; 6] = [5, 4, 1, 2, 8, 9];
         if !ctx.entry_arguments {
             return None;
