@@ -260,14 +260,13 @@ impl Walk<'_> {
                     // A loop head: an induction register goes on before the loop,
                     // with an index of its stride.
                     let Some(head) = joined_at else { break };
-                    let stride = induction(
-                        self.code,
-                        head,
-                        self.sources(head),
-                        register,
-                        4 * LOOKBACK,
-                        factory,
-                    );
+                    let stride =
+                        induction(self.code, head, self.sources(head), 4 * LOOKBACK, |i| {
+                            writes(i, register, factory).then(|| match write_of(i, register) {
+                                Write::AddSelf(k) => Some(k),
+                                _ => None,
+                            })
+                        });
                     let (Some(stride), Some(r)) = (stride, dwarf_register(register)) else {
                         break;
                     };

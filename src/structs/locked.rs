@@ -466,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_that_advances_the_base_stops_the_walk() {
+    fn a_loop_that_advances_the_base_by_a_stride_is_an_induction() {
         // lea 0x100(%rip),%rax; xor %ecx,%ecx; lea 0x40(%rax),%rdx;
         // 1: cmpq $0,(%rax); je 2f; mov %rcx,%rsi; xchg %rsi,(%rax);
         // 2: add $8,%rax; cmp %rdx,%rax; jne 1b; ret
@@ -475,9 +475,24 @@ mod tests {
             0x83, 0x38, 0x00, 0x74, 0x06, 0x48, 0x89, 0xce, 0x48, 0x87, 0x30, 0x48, 0x83, 0xc0,
             0x08, 0x48, 0x39, 0xd0, 0x75, 0xeb, 0xc3,
         ]);
-        // The loop head is a jump target whose body writes %rax: no global, no entry.
+        // The loop head is a jump target whose body only adds 8 to %rax: an
+        // induction, walked on before the loop to the global, with an index.
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].chain.len(), 1, "{:?}", s[0].chain);
+        assert!(
+            s[0].chain
+                .iter()
+                .any(|l| matches!(l, Link::Induction { stride: 8, .. })),
+            "{:?}",
+            s[0].chain
+        );
+        assert_eq!(
+            s[0].chain.last(),
+            Some(&Link::Global {
+                address: 0x1007 + 0x100,
+                offset: 0,
+                index: true
+            })
+        );
     }
 
     #[test]

@@ -8,20 +8,21 @@
 //! the loop with an index of that stride. Calls and any other write to the register
 //! in the body make it untracked, as before.
 
-use super::chain::{write_of, writes, Write};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Register};
+use iced_x86::{FlowControl, Instruction};
 
-/// The stride `register` advances by each time round the loop whose head is
+/// The stride a register advances by each time round the loop whose head is
 /// `code[head]`, when every jump there (`sources`: the instruction indices
 /// jumping to it, `usize::MAX` for one from another chunk) is a back edge within
 /// `span` instructions and the body only adds constants to it; None otherwise.
+/// `step(i)` says what `i` does to the register: None when it leaves it alone,
+/// `Some(Some(k))` when it adds k, `Some(None)` for any other write (the caller,
+/// `chain`, knows how instructions write registers).
 pub(super) fn induction(
     code: &[Instruction],
     head: usize,
     sources: &[(u64, usize)],
-    register: Register,
     span: usize,
-    factory: &mut InstructionInfoFactory,
+    mut step: impl FnMut(&Instruction) -> Option<Option<i64>>,
 ) -> Option<i64> {
     if head == 0 || sources.is_empty() {
         return None;
@@ -45,20 +46,18 @@ pub(super) fn induction(
         if from == usize::MAX || from < head || from - head > span {
             return None;
         }
-        let mut step = 0i64;
+        let mut total = 0i64;
         for i in &code[head..=from] {
-            if !writes(i, register, factory) {
-                continue;
-            }
-            match write_of(i, register) {
-                Write::AddSelf(k) => step = step.wrapping_add(k),
-                _ => return None,
+            match step(i) {
+                None => {}
+                Some(Some(k)) => total = total.wrapping_add(k),
+                Some(None) => return None,
             }
         }
-        if step == 0 || stride.is_some_and(|s| s != step) {
+        if total == 0 || stride.is_some_and(|s| s != total) {
             return None;
         }
-        stride = Some(step);
+        stride = Some(total);
     }
     stride
 }
@@ -66,12 +65,33 @@ pub(super) fn induction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions};
+    use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
 
     fn decode(bytes: &[u8]) -> Vec<Instruction> {
         Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE)
             .iter()
             .collect()
+    }
+
+    /// What `i` does to `r`, for these tests: `add $k`, anything else writing it
+    /// (a `mov` to it, a call for %rax), or nothing.
+    fn on(r: Register) -> impl FnMut(&Instruction) -> Option<Option<i64>> {
+        move |i: &Instruction| {
+            if i.mnemonic() == Mnemonic::Call {
+                return (r == Register::RAX).then_some(None);
+            }
+            let to_r = i.op_count() >= 1
+                && i.op0_kind() == OpKind::Register
+                && i.op0_register().full_register() == r
+                && i.mnemonic() != Mnemonic::Cmp;
+            if !to_r {
+                return None;
+            }
+            Some(
+                (i.mnemonic() == Mnemonic::Add && i.op1_kind() != OpKind::Register)
+                    .then(|| i.immediate(1) as i64),
+            )
+        }
     }
 
     #[test]
@@ -85,23 +105,16 @@ mod tests {
         ]);
         assert_eq!(code[2].ip(), 0x100b);
         assert_eq!(code[5].near_branch_target(), 0x100b);
-        let mut f = InstructionInfoFactory::new();
         let back = [(0x100b, 5)];
-        assert_eq!(
-            induction(&code, 2, &back, Register::RAX, 96, &mut f),
-            Some(24)
-        );
+        assert_eq!(induction(&code, 2, &back, 96, on(Register::RAX)), Some(24));
         // %rdi is not written in the body: no induction (the join leaves it alone).
-        assert_eq!(induction(&code, 2, &back, Register::RDI, 96, &mut f), None);
+        assert_eq!(induction(&code, 2, &back, 96, on(Register::RDI)), None);
         // A jump to the head from before it: not only back edges.
         let mixed = [(0x100b, 0), (0x100b, 5)];
-        assert_eq!(induction(&code, 2, &mixed, Register::RAX, 96, &mut f), None);
+        assert_eq!(induction(&code, 2, &mixed, 96, on(Register::RAX)), None);
         // A jump from another chunk.
         let outside = [(0x100b, usize::MAX)];
-        assert_eq!(
-            induction(&code, 2, &outside, Register::RAX, 96, &mut f),
-            None
-        );
+        assert_eq!(induction(&code, 2, &outside, 96, on(Register::RAX)), None);
     }
 
     #[test]
@@ -111,9 +124,8 @@ mod tests {
             0x90, 0xf0, 0x48, 0x83, 0x00, 0x01, 0x48, 0x8b, 0x40, 0x08, 0xeb, 0xf5,
         ]);
         assert_eq!(code[3].near_branch_target(), 0x1001);
-        let mut f = InstructionInfoFactory::new();
         assert_eq!(
-            induction(&code, 1, &[(0x1001, 3)], Register::RAX, 96, &mut f),
+            induction(&code, 1, &[(0x1001, 3)], 96, on(Register::RAX)),
             None
         );
         // [head] lock addq $1,(%rax); call …; add $8,%rax; jmp head: the call
@@ -124,7 +136,7 @@ mod tests {
         ]);
         assert_eq!(code[4].near_branch_target(), 0x1001);
         assert_eq!(
-            induction(&code, 1, &[(0x1001, 4)], Register::RAX, 96, &mut f),
+            induction(&code, 1, &[(0x1001, 4)], 96, on(Register::RAX)),
             None
         );
     }
