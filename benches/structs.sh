@@ -45,6 +45,9 @@ for i in $(seq "$repeat"); do
   measure pahole "$work/pahole.txt" pahole "$bin"
 done
 
+# The machine may be shared: the load after the runs, beside the one before.
+echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+
 summary() { # label → "best median max_rss_MB"
   grep "^$1 " "$work/samples" | awk '{print $2, $3}' | sort -n | awk '
     { w[NR]=$1; if ($2>r) r=$2 } END { printf "%s %s %.0f", w[1], w[int((NR+1)/2)], r/1024 }'

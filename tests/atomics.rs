@@ -5,7 +5,8 @@
 //! instruction in a function without DWARF, an operand through a register no
 //! variable covers (unmapped, not guessed), a truncated `.debug_loclists`. And the
 //! base registers followed back: loaded from a member, an index carrying the
-//! array's offset, a RIP-relative global, a loop (not followed), an argument
+//! array's offset, a RIP-relative global, a loop's induction pointer (over a
+//! record array behind a pointer, on the stack, and through the CFA), an argument
 //! untouched since entry (inferred). And false sharing's "atomic beside a member
 //! written elsewhere" (plain stores in functions that lock something). Fixtures
 //! are compiled at test time.
@@ -301,8 +302,9 @@ fn base_registers_are_followed_through_loads_index_offsets_and_globals() {
     assert_eq!(site(&r, "ref_slot")["outcome"], "exact");
     assert!(sync_member(&r, "slot", "refs").is_some());
     assert!(sync_member(&r, "slot", "a").is_none());
-    // walk: the base advances in a loop; no variable holds it: nothing inferred.
-    assert_eq!(site(&r, "walk")["outcome"], "untracked-base");
+    // walk: the base advances in a loop over the global cells[] (pointers): the
+    // induction is followed to an array that names no record member.
+    assert_eq!(site(&r, "walk")["outcome"], "scalar-variable");
     // mark: `lock orb $8, 3(reg)` locks one byte of flags (56..63): byte 59.
     assert_eq!(site(&r, "mark")["outcome"], "exact");
     let flags = sync_member(&r, "flagged", "flags").expect("flagged.flags");
@@ -378,7 +380,7 @@ fn an_argument_register_untouched_since_entry_is_inferred_from_its_parameter() {
     assert_eq!(count["locked"]["inferred"], true);
     assert_eq!(count["locked"]["sites"][0]["mapping"], "inferred");
     // The loop's site still is no guess.
-    assert_eq!(site(&r, "walk")["outcome"], "untracked-base");
+    assert_eq!(site(&r, "walk")["outcome"], "scalar-variable");
 }
 
 #[test]
@@ -513,4 +515,151 @@ fn an_atomic_beside_a_member_written_by_another_function_is_evidence_in_a_false_
     // Plain stores never make a member atomic.
     assert!(sync_member(&r, "stats", "flag").is_none());
     assert!(sync_member(&r, "ctl", "flag").is_none());
+}
+
+/// The disassembly of `function` in `bin` (objdump), for checking the shape the
+/// compiler chose.
+fn disassembly(dir: &Path, bin: &Path, function: &str) -> String {
+    let out = process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(format!("--disassemble={function}"))
+        .arg(bin)
+        .current_dir(dir)
+        .output()
+        .expect("objdump runs");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The split-lock errors on `rec.hits` inside `container`.
+fn hits_errors<'a>(r: &'a Value, container: &str) -> Vec<&'a Value> {
+    hazards(r, "split-lock-risk")
+        .into_iter()
+        .filter(|h| h["struct"] == "rec" && h["container"] == container)
+        .collect()
+}
+
+#[test]
+fn an_induction_pointer_over_packed_records_splits_at_the_hand_worked_indices() {
+    let dir = tempfile::tempdir().unwrap();
+    if !require_tool("objdump") {
+        return;
+    }
+    let src = fixture("locked_loop.c");
+    let Some(bin) = gcc(dir.path(), "loop", &["-g", src.to_str().unwrap()]) else {
+        return;
+    };
+    // GCC used an induction pointer: the first element's member, a locked add
+    // through the register, the register advanced by the record's 24 bytes.
+    for (function, first, width) in [
+        ("count_all", "0xb(%rdi)", "lock addq"),
+        ("ref_all", "0x13(%rdi)", "lock addl"),
+    ] {
+        let code = disassembly(dir.path(), &bin, function);
+        assert!(
+            code.contains(&format!("lea    {first},%rax"))
+                && code.contains(&format!("{width} $0x1,(%rax)"))
+                && code.contains("add    $0x18,%rax"),
+            "{function}: {code}"
+        );
+    }
+    let (r, sarif, text) = run(&bin, dir.path());
+    let stats = &r["lock_sites"];
+    assert_eq!(stats["sites"], 2, "{stats}");
+    assert_eq!(stats["exact"], 2, "{stats}");
+    for (function, member) in [("count_all", "rec.hits"), ("ref_all", "rec.refs")] {
+        let s = site(&r, function);
+        assert_eq!(s["members"][0], member, "{s}");
+        assert_eq!(
+            s["via"], "induction pointer over `table.recs[]`, stride 24",
+            "{s}"
+        );
+    }
+    // recs[i].hits at 11 + 24i in the 64-byte-aligned table (fixture comment):
+    // i = 2 (59..67) and i = 10 (251..259) cross, no other.
+    let errors = hits_errors(&r, "table");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let h = errors[0];
+    assert_eq!(h["severity"], "error");
+    assert_eq!(h["member"], "hits");
+    assert_eq!(h["indices"], serde_json::json!([2, 10]));
+    assert_eq!(h["by_use"], true);
+    assert_eq!(
+        h["locked"]["sites"][0]["via"],
+        "induction pointer over `table.recs[]`, stride 24"
+    );
+    let message = h["message"].as_str().unwrap();
+    assert!(
+        message.contains("elements 2, 10 of 12 cross")
+            && message.contains(
+                "in count_all() (lock add; induction pointer over `table.recs[]`, stride 24)"
+            ),
+        "{message}"
+    );
+    assert!(
+        text.contains("induction pointer over `table.recs[]`"),
+        "{text}"
+    );
+    // refs at 19 + 24i ends at most at 63: locked, never a split lock in table.
+    assert!(sync_member(&r, "rec", "refs").is_some());
+    assert!(hazards(&r, "split-lock-risk")
+        .iter()
+        .all(|h| h["member"] != "refs" || (h["severity"] != "error" && h["container"].is_null())));
+    assert!(sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["ruleId"] == "split-lock-risk" && x["level"] == "error"));
+}
+
+#[test]
+fn an_induction_pointer_over_a_stack_local_splits_at_the_same_indices() {
+    let dir = tempfile::tempdir().unwrap();
+    if !require_tool("objdump") {
+        return;
+    }
+    let src = fixture("locked_loop.c");
+    let Some(bin) = gcc(
+        dir.path(),
+        "stack",
+        &["-g", "-DON_STACK", src.to_str().unwrap()],
+    ) else {
+        return;
+    };
+    for function in ["count_local", "count_pool"] {
+        let code = disassembly(dir.path(), &bin, function);
+        assert!(
+            code.contains("lea    0xb(%rsp),%rdi")
+                && code.contains("lock addq $0x1,(%rax)")
+                && code.contains("add    $0x18,%rax"),
+            "{function}: {code}"
+        );
+    }
+    let (r, _, _) = run(&bin, dir.path());
+    let stats = &r["lock_sites"];
+    assert_eq!(stats["sites"], 2, "{stats}");
+    assert_eq!(stats["exact"], 2, "{stats}");
+    // count_local: the realigned table is DW_OP_breg7 0, %rsp itself.
+    let local = site(&r, "count_local");
+    assert_eq!(local["members"][0], "rec.hits");
+    assert_eq!(
+        local["via"], "induction pointer over `table.recs[]`, stride 24",
+        "{local}"
+    );
+    // count_pool: pool is DW_OP_fbreg -320 under DW_OP_call_frame_cfa; after
+    // `sub $0x138,%rsp` the CFA is %rsp + 0x138 + 8 (the return address) = %rsp+320,
+    // so `lea 0xb(%rsp)` is pool + 11: recs[0].hits.
+    let pool = site(&r, "count_pool");
+    assert_eq!(pool["members"][0], "rec.hits");
+    let via = pool["via"].as_str().unwrap();
+    assert!(
+        via.starts_with("induction pointer over `pool.recs[]`, stride 24; stack slot at DW_OP_fbreg -320, CFA %rsp+320 from "),
+        "{via}"
+    );
+    for container in ["table", "pool"] {
+        let errors = hits_errors(&r, container);
+        assert_eq!(errors.len(), 1, "{container}: {errors:#?}");
+        assert_eq!(errors[0]["severity"], "error");
+        assert_eq!(errors[0]["indices"], serde_json::json!([2, 10]));
+    }
 }

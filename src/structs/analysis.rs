@@ -52,7 +52,9 @@ pub fn run(
     }
     let filter = name_filter(options.filter.as_deref())?;
     let sites = lock_sites(&options.binary);
-    let index = dwarf::SiteIndex::new(&sites.sites, sites.relocatable);
+    let index = dwarf::SiteIndex::new(&sites.sites, sites.relocatable)
+        .with_cfa(&sites.cfa)
+        .with_objects(&sites.objects);
     let parsed = dwarf::read_binary(&options.binary, &index, filter.is_some(), &|done, total| {
         progress(&Progress {
             phase: Phase::Units,

@@ -110,7 +110,12 @@ fn evidence(group: &[&LockUse], sites: &LockSites) -> LockEvidence {
                 } else {
                     Mapping::Exact
                 };
-                site_ref(sites, o.2, mapping)
+                let mut r = site_ref(sites, o.2, mapping);
+                r.via = group
+                    .iter()
+                    .find(|u| u.site == o.2 && u.via.is_some())
+                    .and_then(|u| u.via.clone());
+                r
             })
             .collect(),
         count: order.len(),
@@ -135,6 +140,7 @@ fn site_ref(sites: &LockSites, index: usize, mapping: Mapping) -> SiteRef {
             .unwrap_or_default(),
         op: site.op.clone(),
         mapping,
+        via: None,
     }
 }
 

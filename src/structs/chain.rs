@@ -3,9 +3,11 @@
 //! function's entry), walked back over straight-line code of the site's chunk, and
 //! the constant an index register carries (`lea 3(%rcx),%rsi` then `(%rdx,%rsi,8)`).
 //! The walk stops where control joins from elsewhere (a jump target, unless every
-//! jump there is a loop's back edge that leaves the register alone), after a call
-//! that returns the register, and after 24 instructions.
+//! jump there is a loop's back edge that leaves the register alone, or only
+//! advances it by one constant stride: an induction pointer, `track`), after a
+//! call that returns the register, and after 24 instructions.
 
+use super::track::induction;
 use super::types::{Link, LockSite};
 use iced_x86::{
     FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
@@ -19,6 +21,20 @@ pub(super) struct Chunk<'a> {
     /// The chunk starts at a function symbol whose registers on entry are its
     /// arguments (not a compiler clone such as `.constprop.0`, whose are not known).
     pub(super) entry: bool,
+    /// Where the kernel keeps each CPU's per-CPU offset (see `PerCpu`).
+    pub(super) per_cpu: PerCpu,
+}
+
+/// The Linux kernel's per-CPU offsets, from the symbol table: `per_cpu_ptr(&v, cpu)`
+/// is `mov $v,%rax; add __per_cpu_offset(,%rdx,8),%rax` and `this_cpu_ptr(&v)` is
+/// `add %gs:this_cpu_off,%rax`: the value stays a pointer to `v` (one CPU's copy,
+/// laid out the same), so the walk goes on through the add.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PerCpu {
+    /// The address of `__per_cpu_offset` (an array indexed by CPU).
+    pub(super) offsets: Option<u64>,
+    /// The per-CPU address of `this_cpu_off` (read through `%gs:`).
+    pub(super) this_cpu_off: Option<u64>,
 }
 
 /// Instructions looked back over from a site for where its registers came from.
@@ -65,6 +81,7 @@ pub(super) fn chains(
         code,
         jumps: &jumps,
         entry: chunk.entry,
+        per_cpu: chunk.per_cpu,
     };
     let mut factory = InstructionInfoFactory::new();
     for site in &mut sites {
@@ -99,10 +116,11 @@ struct Walk<'c> {
     /// control joins there from elsewhere.
     jumps: &'c [(u64, usize)],
     entry: bool,
+    per_cpu: PerCpu,
 }
 
 /// What the instruction that last wrote a register did to it.
-enum Write {
+pub(super) enum Write {
     /// `mov from, reg`, `movsxd`, `cdqe`: the same value (for an index, the sign
     /// extension changes nothing of a non-negative one); true when 64 bits wide.
     Copy(Register, bool),
@@ -120,6 +138,11 @@ enum Write {
     Load(Register, i64, bool),
     /// `mov k(%rip), reg`: a pointer loaded from a global.
     LoadGlobal(u64),
+    /// `mov $k, reg` (64-bit): an absolute address (the kernel's code model).
+    Constant(u64),
+    /// `add k(,idx,s), reg` (`segment`: `add %gs:k, reg`): plus a value loaded
+    /// from a table at k; the register itself before, plus that.
+    AddLoaded { address: u64, segment: bool },
     /// Anything else (a call's return value, arithmetic, a load of another size).
     Other,
 }
@@ -165,19 +188,39 @@ impl Walk<'_> {
     /// chunk's start: `Some(None)` at the start) before one is found.
     fn writer(
         &self,
+        at: usize,
+        register: Register,
+        looked: &mut usize,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Option<(usize, Write)>> {
+        self.writer_from(at, register, looked, factory, false, &mut None)
+    }
+
+    /// `writer`, stepping over the join at `code[at]` itself when `over_join` (a
+    /// loop head already accounted for), and saying in `joined_at` where a join
+    /// stopped it.
+    fn writer_from(
+        &self,
         mut at: usize,
         register: Register,
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
+        mut over_join: bool,
+        joined_at: &mut Option<usize>,
     ) -> Option<Option<(usize, Write)>> {
         loop {
             if at == 0 {
                 let clean = self.sources(0).is_empty();
                 return (clean && self.entry).then_some(None);
             }
-            if self.joined(at, register, factory) || *looked >= LOOKBACK {
+            if *looked >= LOOKBACK {
                 return None;
             }
+            if !over_join && self.joined(at, register, factory) {
+                *joined_at = Some(at);
+                return None;
+            }
+            over_join = false;
             at -= 1;
             *looked += 1;
             let i = &self.code[at];
@@ -201,7 +244,45 @@ impl Walk<'_> {
         });
         let (mut at, mut register, mut offset, mut index) = (at, base, 0i64, false);
         let mut looked = 0;
-        while let Some(found) = self.writer(at, register, &mut looked, factory) {
+        let mut over_join = false;
+        loop {
+            let mut joined_at = None;
+            let found = match self.writer_from(
+                at,
+                register,
+                &mut looked,
+                factory,
+                over_join,
+                &mut joined_at,
+            ) {
+                Some(found) => found,
+                None => {
+                    // A loop head: an induction register goes on before the loop,
+                    // with an index of its stride.
+                    let Some(head) = joined_at else { break };
+                    let stride =
+                        induction(self.code, head, self.sources(head), 4 * LOOKBACK, |i| {
+                            writes(i, register, factory).then(|| match write_of(i, register) {
+                                Write::AddSelf(k) => Some(k),
+                                _ => None,
+                            })
+                        });
+                    let (Some(stride), Some(r)) = (stride, dwarf_register(register)) else {
+                        break;
+                    };
+                    links.push(Link::Induction {
+                        address: self.code[head].ip(),
+                        register: r,
+                        offset,
+                        stride,
+                    });
+                    index = true;
+                    at = head;
+                    over_join = true;
+                    continue;
+                }
+            };
+            over_join = false;
             let Some((w, write)) = found else {
                 if let Some(r) = dwarf_register(register) {
                     links.push(Link::Entry {
@@ -232,7 +313,7 @@ impl Walk<'_> {
                     index = true;
                     from
                 }
-                Write::Global(target) => {
+                Write::Global(target) | Write::Constant(target) => {
                     links.push(Link::Global {
                         address: target,
                         offset,
@@ -240,6 +321,14 @@ impl Walk<'_> {
                     });
                     break;
                 }
+                // A per-CPU offset added: still the same variable (some CPU's copy).
+                Write::AddLoaded { address, segment }
+                    if (!segment && self.per_cpu.offsets == Some(address))
+                        || (segment && self.per_cpu.this_cpu_off == Some(address)) =>
+                {
+                    register
+                }
+                Write::AddLoaded { .. } => break,
                 Write::LoadGlobal(target) => {
                     links.push(Link::Load {
                         offset,
@@ -324,7 +413,11 @@ impl Walk<'_> {
 
 /// Whether `i` writes `register`. A call writes the return registers; others it
 /// leaves as they were (the compiler reads them after it only if so).
-fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFactory) -> bool {
+pub(super) fn writes(
+    i: &Instruction,
+    register: Register,
+    factory: &mut InstructionInfoFactory,
+) -> bool {
     if i.flow_control() == FlowControl::Call {
         return matches!(register, Register::RAX | Register::RDX);
     }
@@ -335,7 +428,7 @@ fn writes(i: &Instruction, register: Register, factory: &mut InstructionInfoFact
 }
 
 /// What instruction `i`, which writes `register`, did to it (see `Write`).
-fn write_of(i: &Instruction, register: Register) -> Write {
+pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
     let to_register = i.op_count() >= 1
         && i.op0_kind() == OpKind::Register
         && i.op0_register().full_register() == register;
@@ -384,6 +477,18 @@ fn write_of(i: &Instruction, register: Register) -> Write {
                 _ => Write::Other,
             }
         }
+        // `mov %gs:k, reg`: a pointer loaded from the per-CPU variable at k (the
+        // kernel's `current`), which the globals describe like any other.
+        Mnemonic::Mov
+            if i.segment_prefix() == Register::GS
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.op0_register().size() == 8
+                && i.memory_base() == Register::None
+                && i.memory_index() == Register::None =>
+        {
+            Write::LoadGlobal(i.memory_displacement64())
+        }
         Mnemonic::Mov
             if plain
                 && i.op_count() == 2
@@ -409,6 +514,30 @@ fn write_of(i: &Instruction, register: Register) -> Write {
                 && i.op1_register().is_gpr64() =>
         {
             Write::AddRegister(i.op1_register())
+        }
+        Mnemonic::Add
+            if i.op0_register().size() == 8
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.memory_base() == Register::None =>
+        {
+            let segment = i.segment_prefix() == Register::GS;
+            let indexed = i.memory_index() != Register::None;
+            if (segment && !indexed) || (plain && indexed) {
+                Write::AddLoaded {
+                    address: i.memory_displacement64(),
+                    segment,
+                }
+            } else {
+                Write::Other
+            }
+        }
+        Mnemonic::Mov
+            if i.op_count() == 2
+                && i.op0_register().size() == 8
+                && matches!(i.op1_kind(), OpKind::Immediate32to64 | OpKind::Immediate64) =>
+        {
+            Write::Constant(i.immediate(1))
         }
         Mnemonic::Add if i.op0_register().size() == 8 => imm().map_or(Write::Other, Write::AddSelf),
         Mnemonic::Sub if i.op0_register().size() == 8 => {

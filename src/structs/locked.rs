@@ -9,8 +9,9 @@
 //! mapped the same way, for false sharing's "member written elsewhere"; only
 //! those functions, so the extra cost stays with the code already being mapped.
 
-use super::chain::{chains, dwarf_register, jump_target, Chunk};
-use super::types::LockSite;
+use super::cfa::{self, Cfa};
+use super::chain::{chains, dwarf_register, jump_target, Chunk, PerCpu};
+use super::types::{Link, LockSite};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 use rayon::prelude::*;
@@ -24,6 +25,13 @@ pub struct LockSites {
     /// An `ET_REL` object: code addresses are section offsets, RIP targets need
     /// relocations, so RIP-relative operands are not resolved.
     pub relocatable: bool,
+    /// The CFA at the addresses where a site's chain reaches `%rsp` or `%rbp`
+    /// (`structs::cfa`), for locals the DWARF places at the frame base; sorted.
+    pub cfa: Vec<Cfa>,
+    /// The binary's global data symbols (start, size, name), sorted: where DWARF has
+    /// no definition of a global in the unit that uses it (an `extern`, a per-CPU
+    /// variable), the symbol at the address names the unit's declaration of it.
+    pub objects: Vec<(u64, u64, String)>,
 }
 
 /// Decode `file`'s executable sections (x86-64 only; other machines give no sites).
@@ -33,6 +41,15 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
     }
     let mut functions: Vec<String> = Vec::new();
     let mut chunks: Vec<Chunk<'_>> = Vec::new();
+    let symbol = |name: &str| {
+        file.symbols()
+            .find(|s| s.kind() == SymbolKind::Data && s.name() == Ok(name))
+            .map(|s| s.address())
+    };
+    let per_cpu = PerCpu {
+        offsets: symbol("__per_cpu_offset"),
+        this_cpu_off: symbol("this_cpu_off"),
+    };
     for section in file.sections() {
         if section.kind() != SectionKind::Text {
             continue;
@@ -77,6 +94,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
                     bytes: &data[lo..hi],
                     name: (functions.len() - 1) as u32,
                     entry,
+                    per_cpu,
                 });
             }
             at = next.max(at + (next <= at) as u64);
@@ -113,7 +131,30 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .collect();
     sites.sort_by_key(|s| s.address);
     sites.dedup_by_key(|s| s.address);
+    let mut frame_addresses: Vec<u64> = sites
+        .iter()
+        .filter(|s| !s.plain)
+        .flat_map(|s| s.chain.iter())
+        .filter_map(|l| match *l {
+            Link::Register {
+                address,
+                register: 6 | 7,
+                ..
+            } => Some(address),
+            _ => None,
+        })
+        .collect();
+    frame_addresses.sort_unstable();
+    frame_addresses.dedup();
+    let mut objects: Vec<(u64, u64, String)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Data && s.is_global() && s.size() > 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect();
+    objects.sort_unstable();
     LockSites {
+        objects,
+        cfa: cfa::at(file, &frame_addresses),
         sites,
         functions,
         relocatable: file.kind() == object::ObjectKind::Relocatable,
@@ -307,7 +348,6 @@ fn operand(instruction: &Instruction, function: u32, op: String) -> LockSite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::structs::types::Link;
 
     fn one(bytes: &[u8]) -> Option<LockSite> {
         let mut d = Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
@@ -347,11 +387,16 @@ mod tests {
 
     /// The sites of `bytes` (one function at 0x1000, entry known) with their chains.
     fn walked(bytes: &[u8]) -> Vec<LockSite> {
+        walked_with(bytes, PerCpu::default())
+    }
+
+    fn walked_with(bytes: &[u8], per_cpu: PerCpu) -> Vec<LockSite> {
         let chunk = Chunk {
             address: 0x1000,
             bytes,
             name: 0,
             entry: true,
+            per_cpu,
         };
         let (sites, outside) = decode(&chunk);
         chains(&chunk, &decoded(&chunk), sites, &outside)
@@ -421,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_that_advances_the_base_stops_the_walk() {
+    fn a_loop_that_advances_the_base_by_a_stride_is_an_induction() {
         // lea 0x100(%rip),%rax; xor %ecx,%ecx; lea 0x40(%rax),%rdx;
         // 1: cmpq $0,(%rax); je 2f; mov %rcx,%rsi; xchg %rsi,(%rax);
         // 2: add $8,%rax; cmp %rdx,%rax; jne 1b; ret
@@ -430,9 +475,24 @@ mod tests {
             0x83, 0x38, 0x00, 0x74, 0x06, 0x48, 0x89, 0xce, 0x48, 0x87, 0x30, 0x48, 0x83, 0xc0,
             0x08, 0x48, 0x39, 0xd0, 0x75, 0xeb, 0xc3,
         ]);
-        // The loop head is a jump target whose body writes %rax: no global, no entry.
+        // The loop head is a jump target whose body only adds 8 to %rax: an
+        // induction, walked on before the loop to the global, with an index.
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].chain.len(), 1, "{:?}", s[0].chain);
+        assert!(
+            s[0].chain
+                .iter()
+                .any(|l| matches!(l, Link::Induction { stride: 8, .. })),
+            "{:?}",
+            s[0].chain
+        );
+        assert_eq!(
+            s[0].chain.last(),
+            Some(&Link::Global {
+                address: 0x1007 + 0x100,
+                offset: 0,
+                index: true
+            })
+        );
     }
 
     #[test]
@@ -453,5 +513,64 @@ mod tests {
             s[0].chain.last(),
             Some(Link::Entry { register: 5, .. })
         ));
+    }
+
+    #[test]
+    fn a_per_cpu_pointer_stays_a_pointer_to_its_variable() {
+        // per_cpu_ptr(&runqueues, cpu): mov $0x31980,%rax;
+        // add __per_cpu_offset(,%rdx,8),%rax; lock incl 0x10(%rax); ret
+        let code = [
+            0x48, 0xc7, 0xc0, 0x80, 0x19, 0x03, 0x00, 0x48, 0x03, 0x04, 0xd5, 0x60, 0xcb, 0x39,
+            0x82, 0xf0, 0xff, 0x40, 0x10, 0xc3,
+        ];
+        let kernel = PerCpu {
+            offsets: Some(0xffff_ffff_8239_cb60),
+            this_cpu_off: None,
+        };
+        let s = walked_with(&code, kernel);
+        assert_eq!(
+            s[0].chain.last(),
+            Some(&Link::Global {
+                address: 0x31980,
+                offset: 0,
+                index: false
+            })
+        );
+        // Another table's entry added: no longer known to be the variable.
+        let other = PerCpu {
+            offsets: Some(0xffff_ffff_8239_0000),
+            this_cpu_off: None,
+        };
+        let s = walked_with(&code, other);
+        assert!(
+            !s[0].chain.iter().any(|l| matches!(l, Link::Global { .. })),
+            "{:?}",
+            s[0].chain
+        );
+    }
+
+    #[test]
+    fn a_pointer_loaded_through_gs_is_a_load_of_that_per_cpu_variable() {
+        // current: mov %gs:0x1fb80,%rax; xchg %esi,0x18(%rax); ret
+        let s = walked(&[
+            0x65, 0x48, 0x8b, 0x04, 0x25, 0x80, 0xfb, 0x01, 0x00, 0x87, 0x70, 0x18, 0xc3,
+        ]);
+        assert_eq!(s[0].displacement, 0x18);
+        assert_eq!(
+            &s[0].chain[1..],
+            [
+                Link::Load {
+                    offset: 0,
+                    index: false,
+                    displacement: 0,
+                    load_index: false
+                },
+                Link::Global {
+                    address: 0x1fb80,
+                    offset: 0,
+                    index: false
+                }
+            ]
+        );
     }
 }

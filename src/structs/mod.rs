@@ -5,14 +5,16 @@
 //!
 //! The files, lowest first: `types` (the layout types everything talks through),
 //! `elf` (opening the input), `sync` (which type names are atomics and locks),
-//! `chain` and `locked` (lock sites decoded from the code, and where their base
-//! registers came from), `dwarf/` (DWARF → layouts, and lock
+//! `chain`, `track`, `cfa` and `locked` (lock sites decoded from the code, where
+//! their base registers came from, through loops' induction pointers and the
+//! call frame information's CFA), `dwarf/` (DWARF → layouts, and lock
 //! sites → members), `by_use` (mapped members become atomics), `layout` (pahole's
 //! summary numbers), `suggest` and `hazards` (the passes), `analysis` (the run),
 //! `render/` (text, the hazards' words, JSON, SARIF).
 
 pub mod analysis;
 pub mod by_use;
+pub mod cfa;
 mod chain;
 pub mod dwarf;
 pub mod elf;
@@ -22,6 +24,7 @@ pub mod locked;
 pub mod render;
 pub mod suggest;
 pub mod sync;
+mod track;
 pub mod types;
 
 pub use analysis::run;

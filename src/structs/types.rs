@@ -235,7 +235,8 @@ pub struct LockSite {
     pub size: u64,
     /// RIP-relative (or absolute) operand: the address it updates.
     pub target: Option<u64>,
-    /// A segment override (`%gs:` per-CPU data): not mapped.
+    /// A segment override (`%gs:`/`%fs:`: per-CPU or thread-local data); mapped only
+    /// when the operand is an absolute address a global covers (the per-CPU section).
     pub segment: bool,
     /// Not a lock site but a plain store (`mov`, `add`, … with a memory
     /// destination, no lock), kept from functions with a lock site only, for false
@@ -276,6 +277,16 @@ pub enum Link {
         offset: i64,
         index: bool,
     },
+    /// The level's value is `register` at the head of a loop (`address`, a jump
+    /// target every jump to which is a back edge), plus `offset`; each time round
+    /// the loop the register advances by `stride` (`add $24,%rax`), so from here
+    /// on the level carries an index of that stride (`structs::track`).
+    Induction {
+        address: u64,
+        register: u16,
+        offset: i64,
+        stride: i64,
+    },
     /// The level's value is `register` as it was on entry to the function (an
     /// argument: nothing wrote it between the entry and here), plus `offset`.
     Entry {
@@ -293,6 +304,10 @@ pub struct SiteRef {
     pub op: String,
     /// How this site mapped to the member.
     pub mapping: Mapping,
+    /// How the operand's base was derived, when not from a variable's register
+    /// (`induction pointer over `table.recs[]`, stride 24`, a stack slot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// How a member became an atomic by use.
@@ -336,6 +351,8 @@ pub struct LockUse {
     /// Index into the lock sites.
     pub site: usize,
     pub mapping: Mapping,
+    /// How the operand's base was derived, when worth saying (see `SiteRef::via`).
+    pub via: Option<String>,
 }
 
 /// Why a lock site maps to no member.
@@ -400,6 +417,9 @@ pub struct SiteOutcome {
     /// The members it maps to, `record.path` (outermost named record first).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// How the operand's base was derived, when worth saying (see `SiteRef::via`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// How the lock sites of a binary mapped, for `--hazards` and the benchmarks.

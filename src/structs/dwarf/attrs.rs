@@ -48,6 +48,10 @@ pub(super) struct CodeAttrs<'a> {
     pub high_pc: Option<AttributeValue<Slice<'a>>>,
     pub ranges: Option<AttributeValue<Slice<'a>>>,
     pub location: Option<AttributeValue<Slice<'a>>>,
+    /// DW_AT_specification: the declaration a definition completes (GCC's
+    /// definition of an `extern` global carries its location, the declaration its
+    /// type).
+    pub specification: Option<u64>,
 }
 
 pub(super) fn read_attrs<'a>(
@@ -105,6 +109,11 @@ fn read<'a>(
             }
             dw::DW_AT_decl_file => a.decl_file = attr.udata_value(),
             dw::DW_AT_decl_line => a.decl_line = attr.udata_value(),
+            dw::DW_AT_specification => {
+                if let Some(c) = code.as_deref_mut() {
+                    c.specification = unit_ref(attr.value());
+                }
+            }
             dw::DW_AT_low_pc | dw::DW_AT_high_pc | dw::DW_AT_ranges | dw::DW_AT_location => {
                 if let Some(c) = code.as_deref_mut() {
                     let v = Some(attr.value());

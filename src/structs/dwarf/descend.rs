@@ -215,6 +215,26 @@ impl Builder<'_, '_> {
 }
 
 impl Descent {
+    /// The array an unknown index stands for, spelled from the named record that
+    /// holds it (`table.recs[]`), and its element size.
+    pub(super) fn unknown_array(&self) -> Option<(String, u64)> {
+        let u = self
+            .segs
+            .iter()
+            .position(|s| matches!(s, Seg::Index { unknown: true, .. }))?;
+        let Seg::Index { size, .. } = self.segs[u] else {
+            return None;
+        };
+        // An array that is no record's member (a variable): spelled from itself.
+        let Some(a) = self.anchors.iter().rev().find(|a| a.seg <= u) else {
+            return Some((format!("{}[]", path(&self.segs[..u], None)), size));
+        };
+        let name = a.key.rsplit_once('#').map_or(a.key.as_str(), |k| k.0);
+        let mut p = path(&self.segs[a.seg..u], None);
+        p.push_str("[]");
+        Some((format!("{name}.{p}"), size))
+    }
+
     /// Whether an unknown index runs over an array too long (or of unknown length)
     /// to expand element by element: `registrations` then leaves it out.
     pub(super) fn unexpanded(&self) -> bool {
@@ -255,6 +275,7 @@ pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
                 size: d.leaf_size,
                 site: 0,
                 mapping,
+                via: None,
             }),
             Some(u) if k == last => {
                 let Seg::Index {
@@ -275,6 +296,7 @@ pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
                         size: d.leaf_size,
                         site: 0,
                         mapping,
+                        via: None,
                     });
                 }
             }

@@ -8,7 +8,11 @@
 //! (`trace`); the type found (a pointer to a record, or a record in memory) is then
 //! descended at the displacement through nested records and arrays. An index
 //! register means every element of the array the displacement falls in.
-//! RIP-relative operands are matched to the unit's global variables. Nothing is
+//! DW_OP_fbreg locals are at the frame base: a register, or under
+//! DW_OP_call_frame_cfa the CFA read from the call frame information
+//! (`structs::cfa`). An induction pointer (`structs::track`) maps only when its
+//! stride is the element size of the array it runs over. RIP-relative and absolute
+//! `%gs:` (per-CPU) operands are matched to the unit's global variables. Nothing is
 //! guessed from the types in scope: only an argument register unchanged since the
 //! entry maps, inferred, to its parameter. Unreadable location lists count as no
 //! location.
@@ -17,6 +21,7 @@ use super::builder::Builder;
 use super::descend::registrations;
 use super::table::{Function, Node};
 use super::{Outcome, Slice, UnitLocks};
+use crate::structs::cfa::Cfa;
 use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped};
 use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
 use std::collections::HashMap;
@@ -28,6 +33,10 @@ pub struct SiteIndex<'s> {
     scoped: Vec<usize>,
     by_target: Vec<(u64, usize)>,
     relocatable: bool,
+    /// The CFA where chains reach %rsp/%rbp, by address (`structs::cfa`).
+    cfa: &'s [Cfa],
+    /// Global data symbols (start, size, name), sorted (`LockSites::objects`).
+    objects: &'s [(u64, u64, String)],
 }
 
 impl<'s> SiteIndex<'s> {
@@ -38,8 +47,11 @@ impl<'s> SiteIndex<'s> {
         let mut by_target: Vec<(u64, usize)> = if relocatable {
             Vec::new()
         } else {
+            // A `%gs:`/`%fs:` operand with an absolute address is per-CPU data (the
+            // kernel's per-CPU section starts at 0, where its variables' DW_OP_addr
+            // say they are) or thread-local data (whose variables are no DW_OP_addr:
+            // nothing matches): matched to the globals like the RIP-relative ones.
             (0..sites.len())
-                .filter(|&i| !sites[i].segment)
                 .filter_map(|i| sites[i].target.map(|t| (t, i)))
                 .collect()
         };
@@ -49,7 +61,21 @@ impl<'s> SiteIndex<'s> {
             scoped,
             by_target,
             relocatable,
+            cfa: &[],
+            objects: &[],
         }
+    }
+
+    /// The same, with the binary's global data symbols.
+    pub fn with_objects(mut self, objects: &'s [(u64, u64, String)]) -> SiteIndex<'s> {
+        self.objects = objects;
+        self
+    }
+
+    /// The same, with the CFA at the addresses chains reach the stack at.
+    pub fn with_cfa(mut self, cfa: &'s [Cfa]) -> SiteIndex<'s> {
+        self.cfa = cfa;
+        self
     }
 
     /// Register-operand sites in [begin, end).
@@ -103,12 +129,15 @@ pub(super) struct Frame<'a> {
     /// (clang, rustc: DW_OP_reg7 / DW_OP_breg6 k), for DW_OP_fbreg variables; None
     /// for DW_OP_call_frame_cfa (GCC), which needs the call frame information.
     pub(super) frame_base: Option<(u16, i64)>,
+    /// DW_AT_frame_base is DW_OP_call_frame_cfa: the CFA at the address, from
+    /// the call frame information.
+    pub(super) frame_base_cfa: bool,
 }
 
 /// What one unit's mapping caches: abstract origins' types, and its globals by
 /// address (start, size, type), built when a chain first needs them.
 #[derive(Default)]
-pub(super) struct Ctx {
+pub(super) struct Ctx<'i> {
     pub(super) origins: HashMap<u64, Option<u64>>,
     pub(super) globals: Option<Vec<(u64, u64, usize)>>,
     /// Whether an argument register on entry is the declared parameter: GCC names
@@ -116,6 +145,12 @@ pub(super) struct Ctx {
     /// the decoder); LLVM (clang, rustc) rewrites internal functions' arguments
     /// (argument promotion) under the same name, so its units infer nothing.
     pub(super) entry_arguments: bool,
+    /// The CFA at the addresses chains reach the stack at (`SiteIndex::cfa`).
+    pub(super) cfa: &'i [Cfa],
+    /// Global data symbols (`SiteIndex::objects`), and the unit's namespace-scope
+    /// variables by name (declarations among them), built when first needed.
+    pub(super) objects: &'i [(u64, u64, String)],
+    pub(super) declared: Option<HashMap<String, u64>>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -128,6 +163,8 @@ impl<'a> Builder<'a, '_> {
         let functions = std::mem::take(&mut self.t.functions);
         let mut ctx = Ctx {
             entry_arguments: self.producer_is_gcc(),
+            cfa: index.cfa,
+            objects: index.objects,
             ..Ctx::default()
         };
         for f in &functions {
@@ -200,7 +237,7 @@ impl<'a> Builder<'a, '_> {
         sites: &[usize],
         index: &SiteIndex<'_>,
         frames: &mut Vec<Frame<'a>>,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
         out: &mut UnitLocks,
     ) -> gimli::Result<()> {
         if frames.len() > 64 {
@@ -223,19 +260,20 @@ impl<'a> Builder<'a, '_> {
             }),
             None => false,
         };
-        let frame_base = match root.entry().attr_value(dw::DW_AT_frame_base)? {
+        let (frame_base, frame_base_cfa) = match root.entry().attr_value(dw::DW_AT_frame_base)? {
             Some(AttributeValue::Exprloc(e)) => match self.parse_loc(e) {
-                Some(Loc::Reg(r)) => Some((r, 0)),
-                Some(Loc::Memory(r, k)) => Some((r, k)),
-                _ => None,
+                Some(Loc::Reg(r)) => (Some((r, 0)), false),
+                Some(Loc::Memory(r, k)) => (Some((r, k)), false),
+                _ => (None, e.0.slice() == [dw::DW_OP_call_frame_cfa.0]),
             },
-            _ => None,
+            _ => (None, false),
         };
         let mut frame = Frame {
             vars: Vec::new(),
             function,
             returns_memory,
             frame_base,
+            frame_base_cfa,
         };
         let mut claimed: Vec<usize> = Vec::new();
         let mut inner: Vec<(u64, Vec<usize>)> = Vec::new();
@@ -390,7 +428,7 @@ impl<'a> Builder<'a, '_> {
         &mut self,
         site: &LockSite,
         frames: &[Frame<'a>],
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
     ) -> (Outcome, Vec<LockUse>) {
         let no_variables = frames.iter().all(|f| f.vars.is_empty());
         let why = match self.trace(&site.chain, frames, ctx) {
@@ -412,10 +450,32 @@ impl<'a> Builder<'a, '_> {
                     {
                         Unmapped::StrayIndex
                     }
+                    // An induction pointer whose stride is not the element size
+                    // of the array it runs over: which elements it reaches is not
+                    // known, so nothing is registered.
+                    Some((_, d))
+                        if t.stride.is_some_and(|s| {
+                            d.unknown_array()
+                                .map_or(true, |(_, size)| s.unsigned_abs() != size)
+                        }) =>
+                    {
+                        Unmapped::UntrackedBase
+                    }
                     Some((_, mut d)) => {
                         d.operand(site.size);
-                        let uses = registrations(&d, t.mapping);
+                        let mut uses = registrations(&d, t.mapping);
                         if !uses.is_empty() {
+                            let induction = t.stride.and_then(|s| {
+                                let (array, _) = d.unknown_array()?;
+                                Some(format!("induction pointer over `{array}`, stride {s}"))
+                            });
+                            let via = match (induction, t.via) {
+                                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                                (a, b) => a.or(b),
+                            };
+                            for u in &mut uses {
+                                u.via = via.clone();
+                            }
                             return (Outcome::Mapped(t.mapping), uses);
                         }
                         if d.unexpanded() {
@@ -467,8 +527,12 @@ impl<'a> Builder<'a, '_> {
                         .push((s, Outcome::Unmapped(Unmapped::ScalarVariable)));
                 } else {
                     out.outcomes.push((s, Outcome::Mapped(Mapping::Exact)));
+                    let via = index.sites[s]
+                        .segment
+                        .then(|| "per-CPU data: a segment-relative address".to_string());
                     for mut u in found {
                         u.site = s;
+                        u.via = via.clone();
                         out.uses.push(u);
                     }
                 }

@@ -176,6 +176,7 @@ fn merge(
         .filter(|((site, _), _)| !site.plain)
         .map(|((site, outcome), mut uses)| {
             uses.sort_by(|a, b| b.path.len().cmp(&a.path.len()).then(a.path.cmp(&b.path)));
+            let via = uses.iter().find_map(|u| u.via.clone());
             let mut seen = HashSet::new();
             uses.retain(|u| seen.insert(u.record.as_str()));
             SiteOutcome {
@@ -195,6 +196,7 @@ fn merge(
                         format!("{name}.{}", u.path)
                     })
                     .collect(),
+                via,
             }
         })
         .collect();

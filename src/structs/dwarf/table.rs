@@ -144,6 +144,8 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
             globals: Vec::new(),
         },
         stack: Vec::new(),
+        declared: Vec::new(),
+        defined: Vec::new(),
     };
     let mut entries = unit.entries_raw(None)?;
     while !entries.is_empty() {
@@ -169,6 +171,13 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
             r.stack.push(next);
         }
     }
+    // A definition whose type is its declaration's: a global too.
+    r.declared.sort_unstable();
+    for (location, spec) in std::mem::take(&mut r.defined) {
+        if let Ok(k) = r.declared.binary_search_by_key(&spec, |d| d.0) {
+            r.t.globals.push((location, r.declared[k].1));
+        }
+    }
     Ok(r.t)
 }
 
@@ -178,6 +187,10 @@ struct TableReader<'a, 'd> {
     t: Table<'a>,
     /// One entry per open DIE with children.
     stack: Vec<Ctx>,
+    /// Namespace-scope variables with a type, by DIE offset (declarations among
+    /// them), and definitions that take their type from one (DW_AT_specification).
+    declared: Vec<(u64, u64)>,
+    defined: Vec<(AttributeValue<Slice<'a>>, u64)>,
 }
 
 impl<'a> TableReader<'a, '_> {
@@ -221,8 +234,13 @@ impl<'a> TableReader<'a, '_> {
             dw::DW_TAG_variable => match parent {
                 Some(Ctx::Scope(_)) => {
                     let (a, code) = read_code_attrs(entries, abbrev)?;
-                    if let (Some(location), Some(ty)) = (code.location, a.ty) {
-                        self.t.globals.push((location, ty));
+                    if let Some(ty) = a.ty {
+                        self.declared.push((offset, ty));
+                    }
+                    match (code.location, a.ty, code.specification) {
+                        (Some(location), Some(ty), _) => self.t.globals.push((location, ty)),
+                        (Some(location), None, Some(spec)) => self.defined.push((location, spec)),
+                        _ => {}
                     }
                     if let (Some(name), Some(ty)) = (a.name, a.ty) {
                         self.t.variables.push((name, ty, a.alignment));

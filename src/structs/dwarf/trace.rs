@@ -1,8 +1,10 @@
 //! Atomics by use, step 2b: what the value a lock site's chain (`Link`s, built by
 //! `structs::chain`) describes points to: a variable's type where one's location is
 //! a register of it, the pointer type of the member a `Load` read it from, a global
-//! variable (by address), or, inferred, the parameter an argument register held on
-//! entry to the function. A chain that reaches none of these maps to nothing.
+//! variable (by address: one the unit defines, else the one the symbol table names
+//! there if the unit declares it), or, inferred, the parameter an argument register
+//! held on entry to the function. A chain that reaches none of these maps to
+//! nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame, Loc, Var};
@@ -10,8 +12,9 @@ use crate::structs::types::{Link, Mapping, Unmapped};
 
 /// What the variables say a register points to.
 pub(super) enum Held {
-    /// At byte `.1` (negative: before it) of type `.0`.
-    Points(usize, i64),
+    /// At byte `.1` (negative: before it) of type `.0`; `.2` says how, when the
+    /// variable is a stack slot found through the CFA.
+    Points(usize, i64, Option<String>),
     /// A variable is in the register, but it points to no record.
     Scalar,
     Nothing,
@@ -24,6 +27,10 @@ pub(super) struct Traced {
     pub(super) offset: i64,
     pub(super) unknown: bool,
     pub(super) mapping: Mapping,
+    /// The index is an induction register's, advancing by this many bytes.
+    pub(super) stride: Option<i64>,
+    /// How a stack slot was found (the CFA), for the findings.
+    pub(super) via: Option<String>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -35,23 +42,27 @@ impl<'a> Builder<'a, '_> {
         &mut self,
         links: &[Link],
         frames: &[Frame<'a>],
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
     ) -> Result<Traced, Unmapped> {
         let mut scalar = false;
+        let mut stride = None;
         for (k, link) in links.iter().enumerate() {
             match *link {
+                Link::Induction { stride: s, .. } => stride = Some(s),
                 Link::Register {
                     address,
                     register,
                     offset,
                     index,
                 } => match self.held(address, register, frames, ctx) {
-                    Held::Points(ty, at) => {
+                    Held::Points(ty, at, via) => {
                         return Ok(Traced {
                             ty,
                             offset: at.wrapping_add(offset),
                             unknown: index,
                             mapping: Mapping::Exact,
+                            stride,
+                            via,
                         })
                     }
                     Held::Scalar => scalar = true,
@@ -80,6 +91,8 @@ impl<'a> Builder<'a, '_> {
                         offset,
                         unknown: index,
                         mapping: inner.mapping,
+                        stride,
+                        via: None,
                     });
                 }
                 Link::Global {
@@ -95,6 +108,8 @@ impl<'a> Builder<'a, '_> {
                         offset: at.wrapping_add(offset),
                         unknown: index,
                         mapping: Mapping::Exact,
+                        stride,
+                        via: None,
                     });
                 }
                 Link::Entry {
@@ -110,6 +125,8 @@ impl<'a> Builder<'a, '_> {
                         offset,
                         unknown: index,
                         mapping: Mapping::Inferred,
+                        stride,
+                        via: None,
                     });
                 }
             }
@@ -123,18 +140,41 @@ impl<'a> Builder<'a, '_> {
 
     /// What the variable whose location at `pc` is `register` (innermost scope
     /// first) says the register points to.
-    fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Held {
+    fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx<'_>) -> Held {
         let mut scalar = false;
-        // DW_OP_fbreg k is in memory at the frame base (a register + b) + k.
-        let base = frames.first().and_then(|f| f.frame_base);
+        // DW_OP_fbreg k is in memory at the frame base (a register + b) + k; with
+        // DW_OP_call_frame_cfa, the CFA at `pc` from the call frame information.
+        let top = frames.first();
+        let cfa = top
+            .filter(|f| f.frame_base.is_none() && f.frame_base_cfa)
+            .and_then(|_| {
+                let k = ctx.cfa.binary_search_by_key(&pc, |c| c.address).ok()?;
+                Some(ctx.cfa[k])
+            });
+        let base = top
+            .and_then(|f| f.frame_base)
+            .or(cfa.map(|c| (c.register, c.offset)));
         for frame in frames.iter().rev() {
             for v in &frame.vars {
                 let Some(location) = v.location else { continue };
                 let Some(mut loc) = self.location_at(location, pc) else {
                     continue;
                 };
+                let mut via = None;
                 if let (Loc::Frame(k), Some((r, b))) = (loc, base) {
                     loc = Loc::Memory(r, b.wrapping_add(k));
+                    if let Some(c) = cfa {
+                        via = Some(format!(
+                            "stack slot at DW_OP_fbreg {k}, CFA {}{:+} from {}",
+                            register_name(c.register),
+                            c.offset,
+                            if c.from_eh_frame {
+                                ".eh_frame"
+                            } else {
+                                ".debug_frame"
+                            }
+                        ));
+                    }
                 }
                 let (value, k) = match loc {
                     Loc::Reg(r) if r == register => (true, 0),
@@ -147,11 +187,11 @@ impl<'a> Builder<'a, '_> {
                 };
                 if !value {
                     // The register points at the variable itself, `k` bytes below it.
-                    return Held::Points(t, k.wrapping_neg());
+                    return Held::Points(t, k.wrapping_neg(), via);
                 }
                 // The register is the variable's value minus `k`.
                 match self.pointee(t) {
-                    Some(record) => return Held::Points(record, k.wrapping_neg()),
+                    Some(record) => return Held::Points(record, k.wrapping_neg(), None),
                     None => scalar = true,
                 }
             }
@@ -164,7 +204,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The global variable holding `address`: its type and the offset inside it.
-    fn global_at(&mut self, address: u64, ctx: &mut Ctx) -> Option<(usize, i64)> {
+    fn global_at(&mut self, address: u64, ctx: &mut Ctx<'_>) -> Option<(usize, i64)> {
         if ctx.globals.is_none() {
             let globals = std::mem::take(&mut self.t.globals);
             let mut list = Vec::new();
@@ -183,16 +223,49 @@ impl<'a> Builder<'a, '_> {
             ctx.globals = Some(list);
         }
         let list = ctx.globals.as_deref()?;
-        let k = list.partition_point(|g| g.0 <= address).checked_sub(1)?;
-        let (start, size, ty) = list[k];
-        (address < start.saturating_add(size)).then(|| (ty, (address - start) as i64))
+        if let Some(k) = list.partition_point(|g| g.0 <= address).checked_sub(1) {
+            let (start, size, ty) = list[k];
+            if address < start.saturating_add(size) {
+                return Some((ty, (address - start) as i64));
+            }
+        }
+        self.declared_at(address, ctx)
+    }
+
+    /// The global at `address` by the symbol table: the global symbol covering it,
+    /// and this unit's namespace-scope variable of that name (an `extern` or
+    /// `DECLARE_PER_CPU` declaration: the code here can only name the global one).
+    fn declared_at(&mut self, address: u64, ctx: &mut Ctx<'_>) -> Option<(usize, i64)> {
+        let objects = ctx.objects;
+        let k = objects.partition_point(|o| o.0 <= address).checked_sub(1)?;
+        let (start, size, name) = &objects[k];
+        if address >= start.saturating_add(*size) {
+            return None;
+        }
+        if ctx.declared.is_none() {
+            let map = self
+                .t
+                .variables
+                .iter()
+                .map(|&(n, ty, _)| (self.text(n), ty))
+                .collect();
+            ctx.declared = Some(map);
+        }
+        let ty = self.idx(*ctx.declared.as_ref()?.get(name.as_str())?)?;
+        let at = address - start;
+        (at < self.size(ty, 0)).then_some((ty, at as i64))
     }
 
     /// The record an argument register points to on entry to the function: the
     /// parameter the System V ABI passes in it, when every parameter before it (and
     /// it) takes one general register and the function returns no record (whose
     /// hidden pointer would take %rdi).
-    fn argument(&mut self, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx) -> Option<usize> {
+    fn argument(
+        &mut self,
+        register: u16,
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx<'_>,
+    ) -> Option<usize> {
         const ORDER: [u16; 6] = [5, 4, 1, 2, 8, 9];
         if !ctx.entry_arguments {
             return None;
@@ -209,5 +282,17 @@ impl<'a> Builder<'a, '_> {
             ty = Some(t);
         }
         self.pointee(ty?)
+    }
+}
+
+/// The AT&T name of an x86-64 DWARF register (System V psABI numbering).
+fn register_name(r: u16) -> String {
+    const NAMES: [&str; 17] = [
+        "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
+        "r13", "r14", "r15", "rip",
+    ];
+    match NAMES.get(usize::from(r)) {
+        Some(n) => format!("%{n}"),
+        None => format!("r{r}"),
     }
 }

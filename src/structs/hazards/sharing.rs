@@ -191,6 +191,7 @@ mod tests {
                     function: f.to_string(),
                     op: "mov".to_string(),
                     mapping: Mapping::Exact,
+                    via: None,
                 })
                 .collect(),
         }

@@ -111,7 +111,11 @@ pub fn message(h: &Hazard, line: u64) -> String {
 
 /// `0x11eb in account() (lock add)`
 fn site(x: &SiteRef) -> String {
-    format!("{:#x} in {}() ({})", x.address, name_or(&x.function), x.op)
+    let f = name_or(&x.function);
+    match &x.via {
+        Some(via) => format!("{:#x} in {f}() ({}; {via})", x.address, x.op),
+        None => format!("{:#x} in {f}() ({})", x.address, x.op),
+    }
 }
 
 fn name_or(function: &str) -> &str {
