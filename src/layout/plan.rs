@@ -204,7 +204,9 @@ pub(super) fn run_pairs(
                 argv,
                 shell: options.shell,
             };
-            pairs.push((b, seed, Prepared::new(&spec)?));
+            let mut prepared = Prepared::new(&spec)?;
+            prepared.dir = Some(job.dir.clone());
+            pairs.push((b, seed, prepared));
         }
     }
     Ok(pairs)
