@@ -20,6 +20,7 @@ pub mod merged;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod rust;
 pub mod shard;
 pub mod shard_run;
 pub mod variants;

@@ -21,6 +21,7 @@ pub(super) fn build_jobs(
     linker: Option<&ShuffleLinker>,
 ) -> Result<Vec<BuildJob>> {
     let mut jobs = Vec::new();
+    let orders = super::rust::order_files(pads).context("cannot write the symbol ordering files")?;
     for (b, build) in options.builds.iter().enumerate() {
         for variant in batch {
             let dir = work_dir
@@ -38,7 +39,8 @@ pub(super) fn build_jobs(
             };
             let argv = builds::substitute(&build.template, options.shell, &values)
                 .with_context(|| format!("build {}", build.name))?;
-            jobs.push(BuildJob::new(b, variant.seed, argv, &values));
+            let rust = super::rust::variable(variant, pads, &orders);
+            jobs.push(BuildJob::new(b, variant.seed, argv, &values).with_env(vec![rust]));
         }
     }
     Ok(jobs)
