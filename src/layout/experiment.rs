@@ -10,7 +10,8 @@
 use super::analysis::comparisons;
 use super::builds::BuildResult;
 use super::plan::{
-    build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, shard_build_failure,
+    build_batch, build_jobs, experiment_name, heap_inapplicable, resolve_sources, run_pairs,
+    shard_build_failure,
     too_few_built, unmakeable,
 };
 use super::variants::{Source, Variant};
@@ -86,7 +87,9 @@ pub fn run(
     })?;
     let work_dir = std::fs::canonicalize(&work_dir).unwrap_or(work_dir);
 
-    let (sources, linker, pads) = resolve_sources(options, &work_dir);
+    let (sources, linker, pads, mut heap) = resolve_sources(options, &work_dir);
+    // Why the heap shim was turned off after the first builds, if it was.
+    let mut heap_off: Option<String> = None;
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
     let mut report = fresh::new_report(options, &work_dir, sources.clone());
     if let Some(status) = options
@@ -115,13 +118,20 @@ pub fn run(
         let started = Instant::now();
         let jobs = build_jobs(options, &work_dir, batch, &pads, linker.as_ref())?;
         let results = build_batch(options, &jobs, progress);
+        // The default layouts show whether the shim can apply at all.
+        if heap.is_some() {
+            if let Some(why) = heap_inapplicable(options, &jobs) {
+                heap = None;
+                heap_off = Some(why);
+            }
+        }
         let seeds: Vec<u64> = batch
             .iter()
             .map(|v| v.seed)
             .filter(|&seed| results.iter().filter(|r| r.seed == seed).all(|r| r.ok))
             .collect();
         Ok(Batch {
-            pairs: run_pairs(options, &jobs, &seeds)?,
+            pairs: run_pairs(options, &jobs, &seeds, heap.as_deref())?,
             results,
             seeds,
             build_s: started.elapsed().as_secs_f64(),
@@ -140,6 +150,18 @@ pub fn run(
         &mut report,
         on_progress,
     )?;
+    // The heap source as it ended: off with the reason when a default
+    // layout showed it cannot apply; each variant records its shift.
+    let heap_on = active(Source::Heap) && heap_off.is_none();
+    if let Some(why) = heap_off {
+        if let Some(status) = report.sources.iter_mut().find(|s| s.source == Source::Heap) {
+            status.active = false;
+            status.detail = why;
+        }
+    }
+    for variant in &mut report.variants {
+        *variant = variant.clone().with_heap(heap_on);
+    }
     let reused = report
         .build_results
         .iter()

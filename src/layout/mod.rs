@@ -16,6 +16,7 @@ pub mod emit;
 pub mod experiment;
 pub mod explain;
 pub mod explanation;
+pub mod heap;
 pub mod merged;
 pub mod plan;
 pub mod profile;
@@ -141,7 +142,13 @@ impl Default for LayoutOptions {
             max_layouts: Some(32),
             rounds: 5,
             warmup: 1,
-            sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],
+            sources: vec![
+                Source::Align,
+                Source::Shift,
+                Source::Shuffle,
+                Source::Env,
+                Source::Heap,
+            ],
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             build_timeout: BUILD_TIMEOUT,
             estimator: Estimator::Median,

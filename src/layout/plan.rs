@@ -186,7 +186,9 @@ pub(super) fn run_pairs(
     options: &LayoutOptions,
     jobs: &[BuildJob],
     seeds: &[u64],
+    heap: Option<&Path>,
 ) -> Result<Vec<(usize, u64, Prepared)>> {
+    let user_preload = std::env::var("LD_PRELOAD").ok();
     let mut pairs = Vec::new();
     for (b, build) in options.builds.iter().enumerate() {
         for &seed in seeds {
@@ -208,13 +210,17 @@ pub(super) fn run_pairs(
             };
             let mut prepared = Prepared::new(&spec)?;
             prepared.dir = Some(job.dir.clone());
+            if let Some(shim) = heap {
+                prepared.env = super::heap::env(shim, seed, user_preload.as_deref());
+            }
             pairs.push((b, seed, prepared));
         }
     }
     Ok(pairs)
 }
 
-/// Which sources are active, the shuffle linker, and the padding objects.
+/// Which sources are active, the shuffle linker, the padding objects, and
+/// the heap shim.
 pub(super) fn resolve_sources(
     options: &LayoutOptions,
     work_dir: &Path,
@@ -222,6 +228,7 @@ pub(super) fn resolve_sources(
     Vec<SourceStatus>,
     Option<ShuffleLinker>,
     Vec<(u32, PathBuf)>,
+    Option<PathBuf>,
 ) {
     let wanted = |s: Source| options.sources.contains(&s);
     let mut statuses = Vec::new();
@@ -279,7 +286,35 @@ pub(super) fn resolve_sources(
             crate::run::JITTER_MAX_BYTES - 1
         ),
     });
-    (statuses, linker, pads)
+    let mut shim = None;
+    if wanted(Source::Heap) {
+        statuses.push(match super::heap::shim(&options.work_root) {
+            Ok(made) => {
+                shim = Some(made);
+                SourceStatus {
+                    source: Source::Heap,
+                    active: true,
+                    detail: HEAP_DETAIL.into(),
+                }
+            }
+            Err(e) => off(Source::Heap, &format!("cannot compile the heap shim: {e:#}")),
+        });
+    }
+    (statuses, linker, pads, shim)
+}
+
+/// What the heap source does, as the report lists it.
+pub(super) const HEAP_DETAIL: &str = "LD_PRELOAD allocator shim: the heap's start moved by 0–4080 bytes and every allocation by its own multiple of 16 bytes within 4 KiB (seed 0 runs without it)";
+
+/// Why the heap shim cannot apply to these builds (the first default-layout
+/// binary that is static or brings its own allocator), or None.
+pub(super) fn heap_inapplicable(options: &LayoutOptions, jobs: &[BuildJob]) -> Option<String> {
+    jobs.iter()
+        .filter(|j| j.seed == 0 && j.out.exists())
+        .find_map(|j| {
+            super::heap::inapplicable(&j.out)
+                .map(|why| format!("off: build {}: {why}", options.builds[j.build].name))
+        })
 }
 
 pub(super) fn off(source: Source, why: &str) -> SourceStatus {

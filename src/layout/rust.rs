@@ -126,6 +126,7 @@ mod tests {
             align: Some(32),
             shift: 16,
             shuffle: Some(7),
+            heap: None,
         };
         assert_eq!(
             rustflags(&v, &pads, &orders),

@@ -121,11 +121,9 @@ fn read_small(file: &Path) -> Result<Vec<u8>> {
 /// `…/fib 20/new/estimates.json` under `root` → `fib 20`.
 fn bench_name(root: &Path, file: &Path) -> String {
     let bench = file.parent().and_then(Path::parent).unwrap_or(file);
-    let relative = bench.strip_prefix(root).unwrap_or(bench);
-    let name = if relative.as_os_str().is_empty() {
-        bench.file_name().map(Path::new).unwrap_or(bench)
-    } else {
-        relative
+    let name = match bench.strip_prefix(root) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative,
+        _ => bench.file_name().map(Path::new).unwrap_or(bench),
     };
     let name = name.to_string_lossy().into_owned();
     if name.is_empty() {
@@ -306,6 +304,15 @@ mod tests {
 {"reason":"group-complete","group_name":"fib"}"#;
         assert_eq!(pairs(&parse_output(json).unwrap()), [("fib 20", 26250.0)]);
         assert!(parse_output("nothing here").is_err());
+    }
+
+    #[test]
+    fn a_criterion_estimates_file_as_criterion_writes_it() {
+        // tests/fixtures/rust/criterion: Criterion 0.5's estimates.json
+        // format; its slope point estimate is the value.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rust/criterion");
+        let values = read_estimates(&dir, None).unwrap();
+        assert_eq!(pairs(&values), [("checksum", 26250.977530616823)]);
     }
 
     #[test]
