@@ -202,6 +202,9 @@ pub fn run(
         report.notes.extend(budget::rounds_note(&report));
     }
     report.notes.push(Note::EnvironmentJitter);
+    if heap_on {
+        report.notes.extend(four_k_aliasing(options.seed));
+    }
     report.notes.extend(unapplied(options, &report.matrix));
     report.notes.extend(zero_values(&report.runs));
     let metrics = report.matrix.len() / options.builds.len();
@@ -238,6 +241,24 @@ pub fn run(
     }
     report.timing.total_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Whether this CPU pays for 4K aliasing, from `probe`'s quick alias probe
+/// run here (a few milliseconds), as a note for the heap source.
+fn four_k_aliasing(seed: u64) -> Option<Note> {
+    let settings = crate::probe::Settings {
+        quick: true,
+        budget: Duration::from_millis(500),
+        split_locks: false,
+        seed,
+        faults: crate::probe::Faults::default(),
+    };
+    let budget = crate::probe::timing::Budget::new(settings.budget);
+    let found = crate::probe::alias::run(&settings, &budget).details;
+    Some(Note::FourKAliasing {
+        ratio: found.ratio?,
+        penalty: found.penalty?,
+    })
 }
 
 /// One batch of variants, built: the build results, the seeds that built

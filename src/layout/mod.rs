@@ -455,6 +455,10 @@ pub enum Note {
     },
     /// Every run had the environment jitter of `run::JITTER_VARIABLE`.
     EnvironmentJitter,
+    /// The heap source was on, and `probe`'s 4K-aliasing probe measured
+    /// this CPU: a load 4 KiB after a recent store took `ratio` times as
+    /// long as one elsewhere; `penalty` when that counts (≥ 1.10×).
+    FourKAliasing { ratio: f64, penalty: bool },
     /// `--higher-is-better` was given, and some metrics it did not turn around.
     Unapplied(crate::compare::Unapplied),
     /// `runs` of the `of` measured runs of `metric` (wall, user, sys or rss)
