@@ -17,7 +17,13 @@ const LIMIT: Duration = Duration::from_secs(300);
 
 fn layout(dir: &Path, args: &[&str]) -> Value {
     let json = dir.join("r.json");
-    let mut all = vec!["layout", "--color", "never", "--json", json.to_str().unwrap()];
+    let mut all = vec![
+        "layout",
+        "--color",
+        "never",
+        "--json",
+        json.to_str().unwrap(),
+    ];
     all.extend_from_slice(args);
     let output = run_within(dir, &all, LIMIT);
     assert!(
@@ -98,12 +104,25 @@ fn a_fresh_allocation_lands_on_many_page_offsets_across_16_layouts() {
     assert!(distinct.len() >= 8, "only {distinct:?}");
     assert!(distinct.iter().all(|o| o % 16 == 0 && *o < 4096));
     // Seed 0 runs without the shim: what the program prints alone.
-    let alone = std::process::Command::new(dir.path().join(".ghostbench/work").read_dir().unwrap().next().unwrap().unwrap().path().join("A/0/bench"))
-        .output()
-        .unwrap();
+    let alone = std::process::Command::new(
+        dir.path()
+            .join(".ghostbench/work")
+            .read_dir()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("A/0/bench"),
+    )
+    .output()
+    .unwrap();
     let alone = String::from_utf8_lossy(&alone.stdout);
     let seed0 = offsets.iter().find(|(s, _)| *s == 0).unwrap().1;
-    assert!(alone.contains(&format!("offset {seed0}\n")), "{alone} vs {seed0}");
+    assert!(
+        alone.contains(&format!("offset {seed0}\n")),
+        "{alone} vs {seed0}"
+    );
     // Each variant records its heap shift; the default layout has none.
     let heaps: Vec<&Value> = report["variants"]
         .as_array()
@@ -112,7 +131,9 @@ fn a_fresh_allocation_lands_on_many_page_offsets_across_16_layouts() {
         .map(|v| &v["heap"])
         .collect();
     assert!(heaps[0].is_null(), "{heaps:?}");
-    assert!(heaps[1..].iter().all(|h| h.as_u64().is_some_and(|h| h % 16 == 0 && h < 4096)));
+    assert!(heaps[1..]
+        .iter()
+        .all(|h| h.as_u64().is_some_and(|h| h % 16 == 0 && h < 4096)));
 }
 
 #[test]
@@ -227,8 +248,7 @@ fn a_static_binary_gets_no_heap_layouts_and_the_report_says_why() {
     let source = heap_source(&report);
     assert_eq!(source["active"], false, "{source}");
     assert_eq!(
-        source["detail"],
-        "off: build A: statically linked: LD_PRELOAD does not reach it",
+        source["detail"], "off: build A: statically linked: LD_PRELOAD does not reach it",
         "{source}"
     );
     assert!(report["variants"]

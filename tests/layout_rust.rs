@@ -141,5 +141,8 @@ fn a_cargo_crate_across_layouts_with_a_criterion_metric_and_explain() {
         .unwrap_or_else(|| panic!("ghostcrate::checksum not named: {b}"));
     assert_eq!(checksum["side"], "build", "{checksum}");
     assert!(checksum["share"].as_f64().unwrap() > 0.5, "{checksum}");
-    assert!(stdout.contains("ghostcrate::checksum (never only"), "{stdout}");
+    assert!(
+        stdout.contains("ghostcrate::checksum (never only"),
+        "{stdout}"
+    );
 }

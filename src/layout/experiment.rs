@@ -11,8 +11,7 @@ use super::analysis::comparisons;
 use super::builds::BuildResult;
 use super::plan::{
     build_batch, build_jobs, experiment_name, heap_inapplicable, resolve_sources, run_pairs,
-    shard_build_failure,
-    too_few_built, unmakeable,
+    shard_build_failure, too_few_built, unmakeable,
 };
 use super::variants::{Source, Variant};
 use super::{Added, LayoutOptions, LayoutReport, LayoutRun, Look, Note, State, Status};

@@ -21,7 +21,8 @@ pub(super) fn build_jobs(
     linker: Option<&ShuffleLinker>,
 ) -> Result<Vec<BuildJob>> {
     let mut jobs = Vec::new();
-    let orders = super::rust::order_files(pads).context("cannot write the symbol ordering files")?;
+    let orders =
+        super::rust::order_files(pads).context("cannot write the symbol ordering files")?;
     for (b, build) in options.builds.iter().enumerate() {
         for variant in batch {
             let dir = work_dir
@@ -297,7 +298,10 @@ pub(super) fn resolve_sources(
                     detail: HEAP_DETAIL.into(),
                 }
             }
-            Err(e) => off(Source::Heap, &format!("cannot compile the heap shim: {e:#}")),
+            Err(e) => off(
+                Source::Heap,
+                &format!("cannot compile the heap shim: {e:#}"),
+            ),
         });
     }
     (statuses, linker, pads, shim)

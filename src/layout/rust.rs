@@ -35,7 +35,10 @@ pub fn rustflags(
         flags.push(flag);
     };
     if let Some(n) = variant.align {
-        arg(format!("llvm-args=-align-all-functions={}", n.trailing_zeros()));
+        arg(format!(
+            "llvm-args=-align-all-functions={}",
+            n.trailing_zeros()
+        ));
         arg(format!("llvm-args=-align-loops={n}"));
     }
     let find = |list: &[(u32, PathBuf)]| {

@@ -285,7 +285,9 @@ mod tests {
         assert_eq!(v.describe(), "align=32 shift=16 shuffle=7");
         let heaped = v.clone().with_heap(true);
         assert_eq!(heaped.heap, Some(super::super::heap::start_shift(7)));
-        assert!(heaped.describe().starts_with("align=32 shift=16 shuffle=7 heap=+"));
+        assert!(heaped
+            .describe()
+            .starts_with("align=32 shift=16 shuffle=7 heap=+"));
         assert_eq!(Variant::default_layout().with_heap(true).heap, None);
         assert_eq!(Source::parse("heap"), Ok(Source::Heap));
         assert!(pad_assembly(16).contains(".skip 16"));

@@ -190,7 +190,11 @@ mod tests {
 
     #[test]
     fn aliased_rows_are_the_multiples_of_4_kib() {
-        let aliased: Vec<usize> = DISTANCES.iter().copied().filter(|d| d % PAGE == 0).collect();
+        let aliased: Vec<usize> = DISTANCES
+            .iter()
+            .copied()
+            .filter(|d| d % PAGE == 0)
+            .collect();
         assert_eq!(aliased, [PAGE, 2 * PAGE]);
         assert!(DISTANCES.iter().filter(|d| *d % PAGE != 0).count() >= 4);
     }

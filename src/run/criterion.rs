@@ -63,7 +63,8 @@ pub fn estimate(json: &serde_json::Value) -> Result<f64> {
 /// the path between (`group/function/parameter`). A file older than
 /// `since` is a previous run's, and refused.
 pub fn read_estimates(path: &Path, since: Option<SystemTime>) -> Result<Vec<MetricValue>> {
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut files = Vec::new();
     if meta.is_dir() {
         find_estimates(path, 0, &mut files)?;
@@ -182,7 +183,10 @@ pub fn parse_output(stdout: &str) -> Result<Vec<MetricValue>> {
         if trimmed.starts_with('{') {
             if let Ok(json) = serde_json::from_str::<serde_json::Value>(trimmed) {
                 if json.get("reason").and_then(|r| r.as_str()) == Some("benchmark-complete") {
-                    let id = json.get("id").and_then(|i| i.as_str()).unwrap_or("criterion");
+                    let id = json
+                        .get("id")
+                        .and_then(|i| i.as_str())
+                        .unwrap_or("criterion");
                     let typical = json.get("typical");
                     let estimate = typical
                         .and_then(|t| t.get("estimate"))

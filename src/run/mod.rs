@@ -348,10 +348,10 @@ impl Runner {
             let extracted = spec
                 .extract_in(&outcome, command.dir.as_deref(), Some(since))
                 .map_err(|e| {
-                let mut tail = spawn::last_lines(&outcome.stdout, 5);
-                tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
-                failure(&command.spec.name, RunError::Metric(format!("{e:#}")), tail)
-            })?;
+                    let mut tail = spawn::last_lines(&outcome.stdout, 5);
+                    tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
+                    failure(&command.spec.name, RunError::Metric(format!("{e:#}")), tail)
+                })?;
             if let (MetricSpec::Regex(regex), false) = (spec, warmup) {
                 MatchTally::record(&mut self.tallies, regex, &extracted.several);
             }

@@ -5,9 +5,7 @@
 
 use crate::probe::timing::{bytes, ranges};
 use crate::probe::types::{Failure, Note};
-use crate::probe::{
-    alias, alloc, code_align, misaligned, split_lock, tlb, Details, ProbeResult,
-};
+use crate::probe::{alias, alloc, code_align, misaligned, split_lock, tlb, Details, ProbeResult};
 use crate::report::units::value;
 use crate::run::metric::Unit;
 
