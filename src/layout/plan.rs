@@ -303,6 +303,8 @@ pub(super) fn resolve_sources(
                 &format!("cannot compile the heap shim: {e:#}"),
             ),
         });
+    } else {
+        statuses.push(off(Source::Heap, "not in --sources"));
     }
     (statuses, linker, pads, shim)
 }
