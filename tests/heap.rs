@@ -313,4 +313,14 @@ fn a_default_layout_4k_aliasing_win_is_an_artifact_across_heap_layouts() {
         .find(|r| r["build"] == "gap" && r["metric"] == "cost")
         .unwrap();
     assert_eq!(row["comparison"]["verdict"], "ARTIFACT", "{row}");
+    // The report says whether this CPU pays for 4K aliasing at all.
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| {
+            let n = n.as_str().unwrap();
+            n.starts_with("heap layouts: this CPU pays for 4K aliasing")
+                || n.starts_with("heap layouts: this CPU shows no 4K-aliasing penalty")
+        }),
+        "{notes:?}"
+    );
 }
