@@ -86,7 +86,13 @@ pub fn run(
     })?;
     let work_dir = std::fs::canonicalize(&work_dir).unwrap_or(work_dir);
 
-    let (sources, linker, pads, mut heap) = resolve_sources(options, &work_dir);
+    let resolved = resolve_sources(options, &work_dir);
+    let (sources, linker, pads, mut heap) = (
+        resolved.statuses,
+        resolved.linker,
+        resolved.pads,
+        resolved.heap,
+    );
     // Why the heap shim was turned off after the first builds, if it was.
     let mut heap_off: Option<String> = None;
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);

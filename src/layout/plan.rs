@@ -220,17 +220,18 @@ pub(super) fn run_pairs(
     Ok(pairs)
 }
 
+/// What the sources need: which are active, the shuffle linker, the
+/// padding objects by size, and the heap shim.
+pub(super) struct Resolved {
+    pub statuses: Vec<SourceStatus>,
+    pub linker: Option<ShuffleLinker>,
+    pub pads: Vec<(u32, PathBuf)>,
+    pub heap: Option<PathBuf>,
+}
+
 /// Which sources are active, the shuffle linker, the padding objects, and
 /// the heap shim.
-pub(super) fn resolve_sources(
-    options: &LayoutOptions,
-    work_dir: &Path,
-) -> (
-    Vec<SourceStatus>,
-    Option<ShuffleLinker>,
-    Vec<(u32, PathBuf)>,
-    Option<PathBuf>,
-) {
+pub(super) fn resolve_sources(options: &LayoutOptions, work_dir: &Path) -> Resolved {
     let wanted = |s: Source| options.sources.contains(&s);
     let mut statuses = Vec::new();
     statuses.push(if wanted(Source::Align) {
@@ -306,7 +307,12 @@ pub(super) fn resolve_sources(
     } else {
         statuses.push(off(Source::Heap, "not in --sources"));
     }
-    (statuses, linker, pads, shim)
+    Resolved {
+        statuses,
+        linker,
+        pads,
+        heap: shim,
+    }
 }
 
 /// What the heap source does, as the report lists it.
