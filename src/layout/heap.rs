@@ -26,6 +26,9 @@ pub const VARIABLE: &str = "GHOSTBENCH_HEAP";
 /// Where the compiled shim is kept, under the work root.
 const DIR: &str = ".ghostbench/heap";
 
+/// The shim's compile takes a second; this bounds a compiler that hangs.
+const COMPILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Libraries that replace the C library's allocator.
 const ALLOCATORS: [&str; 4] = ["libjemalloc", "libtcmalloc", "libmimalloc", "libhoard"];
 
@@ -117,7 +120,7 @@ pub fn shim(root: &Path) -> Result<PathBuf> {
         temp.display().to_string(),
     ];
     let compile = Launch {
-        timeout: Some(super::BUILD_TIMEOUT),
+        timeout: Some(COMPILE_TIMEOUT),
         ..Launch::new(&argv)
     };
     let result = compile.run_ok();

@@ -3,9 +3,8 @@
 //! `criterion:PATH`), and libtest's `bench: N ns/iter` lines (`libtest`).
 //!
 //! Every value is a time per iteration in nanoseconds, one metric per
-//! benchmark, named by the benchmark's id.
-
-use super::metric::{MetricValue, Unit};
+//! benchmark, named by the benchmark's id: (name, nanoseconds) pairs, which
+//! `metric` makes into metric values.
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -31,12 +30,11 @@ fn nanoseconds(unit: &str) -> Option<f64> {
     })
 }
 
-fn value(name: &str, ns: f64) -> MetricValue {
-    MetricValue {
-        name: name.to_string(),
-        value: ns,
-        unit: Unit::Nanoseconds,
-    }
+/// A benchmark's name and its time in nanoseconds.
+pub type Timed = (String, f64);
+
+fn value(name: &str, ns: f64) -> Timed {
+    (name.to_string(), ns)
 }
 
 /// The time of one `estimates.json`: the `slope` (Criterion's headline
@@ -62,7 +60,7 @@ pub fn estimate(json: &serde_json::Value) -> Result<f64> {
 /// (`target/criterion`), every `…/new/estimates.json` below it, named by
 /// the path between (`group/function/parameter`). A file older than
 /// `since` is a previous run's, and refused.
-pub fn read_estimates(path: &Path, since: Option<SystemTime>) -> Result<Vec<MetricValue>> {
+pub fn read_estimates(path: &Path, since: Option<SystemTime>) -> Result<Vec<Timed>> {
     let meta =
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut files = Vec::new();
@@ -171,10 +169,10 @@ fn find_estimates(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> Result<
 /// lines (`"reason":"benchmark-complete"`, the `typical` estimate), or the
 /// terminal's `ID  time: [LOW ESTIMATE HIGH]` lines (the middle value). The
 /// last value of a benchmark id counts.
-pub fn parse_output(stdout: &str) -> Result<Vec<MetricValue>> {
-    let mut values: Vec<MetricValue> = Vec::new();
-    let mut put = |name: &str, ns: f64| match values.iter_mut().find(|v| v.name == name) {
-        Some(v) => v.value = ns,
+pub fn parse_output(stdout: &str) -> Result<Vec<Timed>> {
+    let mut values: Vec<Timed> = Vec::new();
+    let mut put = |name: &str, ns: f64| match values.iter_mut().find(|v| v.0 == name) {
+        Some(v) => v.1 = ns,
         None => values.push(value(name, ns)),
     };
     let mut pending: Option<String> = None;
@@ -235,8 +233,8 @@ fn middle_time(text: &str) -> Option<f64> {
 
 /// libtest's `cargo bench` lines, `test NAME ... bench: 1,234 ns/iter (+/- 56)`
 /// (also with decimals, as Rust ≥ 1.78 prints them).
-pub fn parse_libtest(stdout: &str) -> Result<Vec<MetricValue>> {
-    let mut values: Vec<MetricValue> = Vec::new();
+pub fn parse_libtest(stdout: &str) -> Result<Vec<Timed>> {
+    let mut values: Vec<Timed> = Vec::new();
     for line in stdout.lines() {
         let Some(rest) = line.trim().strip_prefix("test ") else {
             continue;
@@ -255,8 +253,8 @@ pub fn parse_libtest(stdout: &str) -> Result<Vec<MetricValue>> {
             continue;
         };
         let name = name.trim();
-        match values.iter_mut().find(|v| v.name == name) {
-            Some(v) => v.value = number * scale,
+        match values.iter_mut().find(|v| v.0 == name) {
+            Some(v) => v.1 = number * scale,
             None => values.push(value(name, number * scale)),
         }
     }
@@ -270,8 +268,8 @@ pub fn parse_libtest(stdout: &str) -> Result<Vec<MetricValue>> {
 mod tests {
     use super::*;
 
-    fn pairs(values: &[MetricValue]) -> Vec<(&str, f64)> {
-        values.iter().map(|v| (v.name.as_str(), v.value)).collect()
+    fn pairs(values: &[Timed]) -> Vec<(&str, f64)> {
+        values.iter().map(|v| (v.0.as_str(), v.1)).collect()
     }
 
     #[test]
@@ -286,7 +284,6 @@ mod tests {
             pairs(&values),
             [("tests::sum", 1234.0), ("tests::fast", 12.5)]
         );
-        assert!(values.iter().all(|v| v.unit == Unit::Nanoseconds));
         let error = parse_libtest("test a ... ok\n").unwrap_err().to_string();
         assert!(error.contains("ns/iter"), "{error}");
     }

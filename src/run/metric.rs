@@ -6,6 +6,9 @@
 //! (see [`super::criterion`]); `regex:` reads stdout, then stderr, or the one
 //! it names (see [`super::regex_metric`]). One run may yield several metrics:
 //! a regex with several named groups, or one per benchmark.
+//!
+//! Over 600 lines because the spec parser, the direction rules every verdict
+//! uses and each kind's extraction are one contract; a third is unit tests.
 
 use super::criterion;
 use super::regex_metric::{RegexMetric, SeveralMatches};
@@ -391,6 +394,16 @@ impl MetricSpec {
             }
         }
     }
+}
+
+/// Benchmarks' (name, nanoseconds) as metric values.
+fn timed(pairs: Vec<criterion::Timed>) -> Vec<MetricValue> {
+    let value = |(name, value)| MetricValue {
+        name,
+        value,
+        unit: Unit::Nanoseconds,
+    };
+    pairs.into_iter().map(value).collect()
 }
 
 fn parse_json(stdout: &[u8]) -> Result<serde_json::Value> {
