@@ -373,12 +373,12 @@ impl MetricSpec {
                 one(&format!("json:{pointer}"), number, Unit::None)
             }
             MetricSpec::Gbench => values(extract_gbench(&parse_json(&outcome.stdout)?)?),
-            MetricSpec::Criterion(None) => values(criterion::parse_output(
+            MetricSpec::Criterion(None) => values(timed(criterion::parse_output(
                 &String::from_utf8_lossy(&outcome.stdout),
-            )?),
-            MetricSpec::Libtest => values(criterion::parse_libtest(&String::from_utf8_lossy(
-                &outcome.stdout,
-            ))?),
+            )?)),
+            MetricSpec::Libtest => values(timed(criterion::parse_libtest(
+                &String::from_utf8_lossy(&outcome.stdout),
+            )?)),
             MetricSpec::Criterion(Some(path)) => {
                 let path = match (path.contains("{dir}"), dir) {
                     (false, _) => path.clone(),
@@ -387,10 +387,10 @@ impl MetricSpec {
                         "criterion:{path}: {{dir}} is a layout variant's directory; this run has none"
                     ),
                 };
-                values(criterion::read_estimates(
+                values(timed(criterion::read_estimates(
                     std::path::Path::new(&path),
                     since,
-                )?)
+                )?))
             }
         }
     }
