@@ -7,7 +7,7 @@
 //! it names (see [`super::regex_metric`]). One run may yield several metrics:
 //! a regex with several named groups, or one per benchmark.
 //!
-//! Over 600 lines because the spec parser, the direction rules every verdict
+//! It is over 600 lines because the spec parser, the direction rules every verdict
 //! uses and each kind's extraction are one contract; a third is unit tests.
 
 use super::criterion;
