@@ -165,7 +165,7 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
         .iter()
         .map(|s| s["source"].as_str().unwrap())
         .collect();
-    assert_eq!(sources, ["align", "shift", "shuffle", "env"]);
+    assert_eq!(sources, ["align", "shift", "shuffle", "env", "heap"]);
     assert_eq!(report["used_seeds"].as_array().unwrap().len(), 8);
 
     // The HTML page: the verdict, then per metric the default-layout and

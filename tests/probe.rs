@@ -127,7 +127,14 @@ fn every_probe_reports_its_rows() {
         .collect();
     assert_eq!(
         names,
-        ["split-lock", "misaligned", "code-align", "tlb", "alloc"]
+        [
+            "split-lock",
+            "misaligned",
+            "code-align",
+            "tlb",
+            "alloc",
+            "alias"
+        ]
     );
     for name in names {
         let p = probe(&report, name);
@@ -136,7 +143,34 @@ fn every_probe_reports_its_rows() {
         assert!(!p["finding"].as_str().unwrap().is_empty());
         assert!(stdout.contains(&format!("== {name} ==")), "{stdout}");
     }
-    assert_eq!(stdout.matches("\nfinding: ").count(), 5, "{stdout}");
+    assert_eq!(stdout.matches("\nfinding: ").count(), 6, "{stdout}");
+
+    // alias: the multiples of 4 KiB are the aliased rows; the summary is
+    // their median over the others', and the finding says which side of
+    // 1.10× it fell (no timing is asserted).
+    let a = probe(&report, "alias");
+    let aliased: Vec<u64> = rows(a)
+        .iter()
+        .filter(|r| r["aliased"] == true)
+        .map(|r| r["distance"].as_u64().unwrap())
+        .collect();
+    assert_eq!(aliased, [4096, 8192]);
+    assert!(rows(a)
+        .iter()
+        .all(|r| (r["distance"].as_u64().unwrap() % 4096 == 0) == (r["aliased"] == true)));
+    let ratio = a["ratio"].as_f64().unwrap();
+    let expected = a["aliased_ns"].as_f64().unwrap() / a["unaliased_ns"].as_f64().unwrap();
+    assert!((ratio - expected).abs() < 1e-9, "{a}");
+    assert_eq!(a["penalty"], ratio >= 1.10, "{a}");
+    let finding = a["finding"].as_str().unwrap();
+    assert!(
+        finding.starts_with(if ratio >= 1.10 {
+            "this CPU pays for 4K aliasing"
+        } else {
+            "this CPU shows no 4K-aliasing penalty"
+        }),
+        "{finding}"
+    );
 
     // misaligned: 64 line offsets and 7 page-crossing ones, per op.
     let m = rows(probe(&report, "misaligned"));

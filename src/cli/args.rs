@@ -18,7 +18,7 @@ use std::time::Duration;
 /// `-m, --metric`: what to measure (compare, layout).
 #[derive(Debug, Clone, Args)]
 pub struct MetricArgs {
-    /// What to measure: wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (options: first, last, median, stdout, stderr), json:POINTER, gbench (repeatable).
+    /// What to measure: wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (options: first, last, median, stdout, stderr), json:POINTER, gbench, criterion, criterion:PATH ({dir}: the layout variant's directory), libtest (repeatable).
     #[arg(
         short = 'm',
         long = "metric",

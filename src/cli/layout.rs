@@ -78,13 +78,13 @@ pub struct LayoutArgs {
     /// Unmeasured rounds first.
     #[arg(short = 'w', long, default_value_t = 1, conflicts_with = "plan")]
     pub warmup: usize,
-    /// Perturbation sources (comma-separated; env is always on).
+    /// Perturbation sources (comma-separated; env is always on; heap where the program uses the C library's allocator).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
         value_name = "SOURCES",
-        default_value = "align,shift,shuffle,env",
+        default_value = "align,shift,shuffle,env,heap",
         conflicts_with = "plan"
     )]
     pub sources: Vec<SourceArg>,
@@ -182,6 +182,7 @@ pub enum SourceArg {
     Shift,
     Shuffle,
     Env,
+    Heap,
 }
 
 impl From<SourceArg> for Source {
@@ -191,6 +192,7 @@ impl From<SourceArg> for Source {
             SourceArg::Shift => Source::Shift,
             SourceArg::Shuffle => Source::Shuffle,
             SourceArg::Env => Source::Env,
+            SourceArg::Heap => Source::Heap,
         }
     }
 }

@@ -19,6 +19,7 @@ pub enum ProbeArg {
     CodeAlign,
     Tlb,
     Alloc,
+    Alias,
 }
 
 impl From<ProbeArg> for ProbeKind {
@@ -29,13 +30,14 @@ impl From<ProbeArg> for ProbeKind {
             ProbeArg::CodeAlign => ProbeKind::CodeAlign,
             ProbeArg::Tlb => ProbeKind::Tlb,
             ProbeArg::Alloc => ProbeKind::Alloc,
+            ProbeArg::Alias => ProbeKind::Alias,
         }
     }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ProbeArgs {
-    /// Run only these probes, comma-separated: split-lock, misaligned, code-align, tlb, alloc.
+    /// Run only these probes, comma-separated: split-lock, misaligned, code-align, tlb, alloc, alias.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PROBES")]
     pub only: Vec<ProbeArg>,
     /// Small sweeps: every probe together in under 3 s.

@@ -121,6 +121,14 @@ impl BuildJob {
         }
     }
 
+    /// The job with `extra` variables exported too (a variant's rustc
+    /// flags), its cache key taking them in.
+    pub fn with_env(mut self, extra: Vec<(String, String)>) -> BuildJob {
+        self.env.extend(extra);
+        self.key = cache_key(&self.argv, &self.env, &self.dir, &self.out);
+        self
+    }
+
     /// The command as one line, for messages.
     pub fn command_line(&self) -> String {
         shlex::try_join(self.argv.iter().map(String::as_str))

@@ -10,8 +10,8 @@
 use super::analysis::comparisons;
 use super::builds::BuildResult;
 use super::plan::{
-    build_batch, build_jobs, experiment_name, resolve_sources, run_pairs, shard_build_failure,
-    too_few_built, unmakeable,
+    build_batch, build_jobs, experiment_name, heap_inapplicable, resolve_sources, run_pairs,
+    shard_build_failure, too_few_built, unmakeable,
 };
 use super::variants::{Source, Variant};
 use super::{Added, LayoutOptions, LayoutReport, LayoutRun, Look, Note, State, Status};
@@ -86,7 +86,15 @@ pub fn run(
     })?;
     let work_dir = std::fs::canonicalize(&work_dir).unwrap_or(work_dir);
 
-    let (sources, linker, pads) = resolve_sources(options, &work_dir);
+    let resolved = resolve_sources(options, &work_dir);
+    let (sources, linker, pads, mut heap) = (
+        resolved.statuses,
+        resolved.linker,
+        resolved.pads,
+        resolved.heap,
+    );
+    // Why the heap shim was turned off after the first builds, if it was.
+    let mut heap_off: Option<String> = None;
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
     let mut report = fresh::new_report(options, &work_dir, sources.clone());
     if let Some(status) = options
@@ -115,13 +123,20 @@ pub fn run(
         let started = Instant::now();
         let jobs = build_jobs(options, &work_dir, batch, &pads, linker.as_ref())?;
         let results = build_batch(options, &jobs, progress);
+        // The default layouts show whether the shim can apply at all.
+        if heap.is_some() {
+            if let Some(why) = heap_inapplicable(options, &jobs) {
+                heap = None;
+                heap_off = Some(why);
+            }
+        }
         let seeds: Vec<u64> = batch
             .iter()
             .map(|v| v.seed)
             .filter(|&seed| results.iter().filter(|r| r.seed == seed).all(|r| r.ok))
             .collect();
         Ok(Batch {
-            pairs: run_pairs(options, &jobs, &seeds)?,
+            pairs: run_pairs(options, &jobs, &seeds, heap.as_deref())?,
             results,
             seeds,
             build_s: started.elapsed().as_secs_f64(),
@@ -140,6 +155,18 @@ pub fn run(
         &mut report,
         on_progress,
     )?;
+    // The heap source as it ended: off with the reason when a default
+    // layout showed it cannot apply; each variant records its shift.
+    let heap_on = active(Source::Heap) && heap_off.is_none();
+    if let Some(why) = heap_off {
+        if let Some(status) = report.sources.iter_mut().find(|s| s.source == Source::Heap) {
+            status.active = false;
+            status.detail = why;
+        }
+    }
+    for variant in &mut report.variants {
+        *variant = variant.clone().with_heap(heap_on);
+    }
     let reused = report
         .build_results
         .iter()
@@ -180,6 +207,9 @@ pub fn run(
         report.notes.extend(budget::rounds_note(&report));
     }
     report.notes.push(Note::EnvironmentJitter);
+    if heap_on {
+        report.notes.extend(four_k_aliasing(options.seed));
+    }
     report.notes.extend(unapplied(options, &report.matrix));
     report.notes.extend(zero_values(&report.runs));
     let metrics = report.matrix.len() / options.builds.len();
@@ -216,6 +246,24 @@ pub fn run(
     }
     report.timing.total_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Whether this CPU pays for 4K aliasing, from `probe`'s quick alias probe
+/// run here (a few milliseconds), as a note for the heap source.
+fn four_k_aliasing(seed: u64) -> Option<Note> {
+    let settings = crate::probe::Settings {
+        quick: true,
+        budget: Duration::from_millis(500),
+        split_locks: false,
+        seed,
+        faults: crate::probe::Faults::default(),
+    };
+    let budget = crate::probe::timing::Budget::new(settings.budget);
+    let found = crate::probe::alias::run(&settings, &budget).details;
+    Some(Note::FourKAliasing {
+        ratio: found.ratio?,
+        penalty: found.penalty?,
+    })
 }
 
 /// One batch of variants, built: the build results, the seeds that built

@@ -16,10 +16,12 @@ pub mod emit;
 pub mod experiment;
 pub mod explain;
 pub mod explanation;
+pub mod heap;
 pub mod merged;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod rust;
 pub mod shard;
 pub mod shard_run;
 pub mod variants;
@@ -139,7 +141,13 @@ impl Default for LayoutOptions {
             max_layouts: Some(32),
             rounds: 5,
             warmup: 1,
-            sources: vec![Source::Align, Source::Shift, Source::Shuffle, Source::Env],
+            sources: vec![
+                Source::Align,
+                Source::Shift,
+                Source::Shuffle,
+                Source::Env,
+                Source::Heap,
+            ],
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             build_timeout: BUILD_TIMEOUT,
             estimator: Estimator::Median,
@@ -441,6 +449,10 @@ pub enum Note {
     },
     /// Every run had the environment jitter of `run::JITTER_VARIABLE`.
     EnvironmentJitter,
+    /// The heap source was on, and `probe`'s 4K-aliasing probe measured
+    /// this CPU: a load 4 KiB after a recent store took `ratio` times as
+    /// long as one elsewhere; `penalty` when that counts (≥ 1.10×).
+    FourKAliasing { ratio: f64, penalty: bool },
     /// `--higher-is-better` was given, and some metrics it did not turn around.
     Unapplied(crate::compare::Unapplied),
     /// `runs` of the `of` measured runs of `metric` (wall, user, sys or rss)

@@ -21,6 +21,8 @@ pub(super) fn build_jobs(
     linker: Option<&ShuffleLinker>,
 ) -> Result<Vec<BuildJob>> {
     let mut jobs = Vec::new();
+    let orders =
+        super::rust::order_files(pads).context("cannot write the symbol ordering files")?;
     for (b, build) in options.builds.iter().enumerate() {
         for variant in batch {
             let dir = work_dir
@@ -38,7 +40,8 @@ pub(super) fn build_jobs(
             };
             let argv = builds::substitute(&build.template, options.shell, &values)
                 .with_context(|| format!("build {}", build.name))?;
-            jobs.push(BuildJob::new(b, variant.seed, argv, &values));
+            let rust = super::rust::variable(variant, pads, &orders);
+            jobs.push(BuildJob::new(b, variant.seed, argv, &values).with_env(vec![rust]));
         }
     }
     Ok(jobs)
@@ -184,7 +187,9 @@ pub(super) fn run_pairs(
     options: &LayoutOptions,
     jobs: &[BuildJob],
     seeds: &[u64],
+    heap: Option<&Path>,
 ) -> Result<Vec<(usize, u64, Prepared)>> {
+    let user_preload = std::env::var("LD_PRELOAD").ok();
     let mut pairs = Vec::new();
     for (b, build) in options.builds.iter().enumerate() {
         for &seed in seeds {
@@ -204,21 +209,29 @@ pub(super) fn run_pairs(
                 argv,
                 shell: options.shell,
             };
-            pairs.push((b, seed, Prepared::new(&spec)?));
+            let mut prepared = Prepared::new(&spec)?;
+            prepared.dir = Some(job.dir.clone());
+            if let Some(shim) = heap {
+                prepared.env = super::heap::env(shim, seed, user_preload.as_deref());
+            }
+            pairs.push((b, seed, prepared));
         }
     }
     Ok(pairs)
 }
 
-/// Which sources are active, the shuffle linker, and the padding objects.
-pub(super) fn resolve_sources(
-    options: &LayoutOptions,
-    work_dir: &Path,
-) -> (
-    Vec<SourceStatus>,
-    Option<ShuffleLinker>,
-    Vec<(u32, PathBuf)>,
-) {
+/// What the sources need: which are active, the shuffle linker, the
+/// padding objects by size, and the heap shim.
+pub(super) struct Resolved {
+    pub statuses: Vec<SourceStatus>,
+    pub linker: Option<ShuffleLinker>,
+    pub pads: Vec<(u32, PathBuf)>,
+    pub heap: Option<PathBuf>,
+}
+
+/// Which sources are active, the shuffle linker, the padding objects, and
+/// the heap shim.
+pub(super) fn resolve_sources(options: &LayoutOptions, work_dir: &Path) -> Resolved {
     let wanted = |s: Source| options.sources.contains(&s);
     let mut statuses = Vec::new();
     statuses.push(if wanted(Source::Align) {
@@ -275,7 +288,45 @@ pub(super) fn resolve_sources(
             crate::run::JITTER_MAX_BYTES - 1
         ),
     });
-    (statuses, linker, pads)
+    let mut shim = None;
+    if wanted(Source::Heap) {
+        statuses.push(match super::heap::shim(&options.work_root) {
+            Ok(made) => {
+                shim = Some(made);
+                SourceStatus {
+                    source: Source::Heap,
+                    active: true,
+                    detail: HEAP_DETAIL.into(),
+                }
+            }
+            Err(e) => off(
+                Source::Heap,
+                &format!("cannot compile the heap shim: {e:#}"),
+            ),
+        });
+    } else {
+        statuses.push(off(Source::Heap, "not in --sources"));
+    }
+    Resolved {
+        statuses,
+        linker,
+        pads,
+        heap: shim,
+    }
+}
+
+/// What the heap source does, as the report lists it.
+pub(super) const HEAP_DETAIL: &str = "LD_PRELOAD allocator shim: the heap's start moved by 0–4080 bytes and every allocation by its own multiple of 16 bytes within 4 KiB (seed 0 runs without it)";
+
+/// Why the heap shim cannot apply to these builds (the first default-layout
+/// binary that is static or brings its own allocator), or None.
+pub(super) fn heap_inapplicable(options: &LayoutOptions, jobs: &[BuildJob]) -> Option<String> {
+    jobs.iter()
+        .filter(|j| j.seed == 0 && j.out.exists())
+        .find_map(|j| {
+            super::heap::inapplicable(&j.out)
+                .map(|why| format!("off: build {}: {why}", options.builds[j.build].name))
+        })
 }
 
 pub(super) fn off(source: Source, why: &str) -> SourceStatus {

@@ -21,6 +21,8 @@ pub enum Source {
     Shuffle,
     /// Environment-size jitter at run time (always on).
     Env,
+    /// Heap allocations moved by an `LD_PRELOAD` allocator shim (`heap`).
+    Heap,
 }
 
 impl Source {
@@ -30,8 +32,9 @@ impl Source {
             "shift" => Ok(Source::Shift),
             "shuffle" => Ok(Source::Shuffle),
             "env" => Ok(Source::Env),
+            "heap" => Ok(Source::Heap),
             other => Err(format!(
-                "unknown layout source {other:?}: expected align, shift, shuffle or env"
+                "unknown layout source {other:?}: expected align, shift, shuffle, env or heap"
             )),
         }
     }
@@ -42,6 +45,7 @@ impl Source {
             Source::Shift => "shift",
             Source::Shuffle => "shuffle",
             Source::Env => "env",
+            Source::Heap => "heap",
         }
     }
 }
@@ -114,6 +118,10 @@ pub struct Variant {
     pub shift: u32,
     /// Section-shuffle seed, when shuffle is active.
     pub shuffle: Option<u64>,
+    /// Bytes the heap shim takes at start (the heap's small objects move by
+    /// it; every allocation also gets its own shift), when heap is active.
+    #[serde(default)]
+    pub heap: Option<u32>,
 }
 
 const ALIGNS: [Option<u32>; 4] = [None, Some(16), Some(32), Some(64)];
@@ -127,6 +135,7 @@ impl Variant {
             align: None,
             shift: 0,
             shuffle: None,
+            heap: None,
         }
     }
 
@@ -151,6 +160,7 @@ impl Variant {
                 0
             },
             shuffle: shuffle.then_some(seed),
+            heap: None,
         };
         if variant.align.is_none() && variant.shift == 0 && variant.shuffle.is_none() {
             if shift {
@@ -160,6 +170,13 @@ impl Variant {
             }
         }
         variant
+    }
+
+    /// The variant with the heap source on (`on`): every seed but the
+    /// default layout's runs under the shim (`heap::start_shift`).
+    pub fn with_heap(mut self, on: bool) -> Variant {
+        self.heap = (on && self.seed != 0).then(|| super::heap::start_shift(self.seed));
+        self
     }
 
     /// Compiler flags: alignment, and `-ffunction-sections` for shuffling.
@@ -198,6 +215,9 @@ impl Variant {
         }
         if let Some(s) = self.shuffle {
             parts.push(format!("shuffle={s}"));
+        }
+        if let Some(h) = self.heap {
+            parts.push(format!("heap=+{h}"));
         }
         if parts.is_empty() {
             "default layout".into()
@@ -247,6 +267,7 @@ mod tests {
             align: Some(32),
             shift: 16,
             shuffle: Some(7),
+            heap: None,
         };
         assert_eq!(
             v.cflags(),
@@ -262,6 +283,13 @@ mod tests {
             ["/w/pad16.o", "-fuse-ld=lld", "-Wl,--shuffle-sections=*=7"]
         );
         assert_eq!(v.describe(), "align=32 shift=16 shuffle=7");
+        let heaped = v.clone().with_heap(true);
+        assert_eq!(heaped.heap, Some(super::super::heap::start_shift(7)));
+        assert!(heaped
+            .describe()
+            .starts_with("align=32 shift=16 shuffle=7 heap=+"));
+        assert_eq!(Variant::default_layout().with_heap(true).heap, None);
+        assert_eq!(Source::parse("heap"), Ok(Source::Heap));
         assert!(pad_assembly(16).contains(".skip 16"));
         assert!(Source::parse("bogus").is_err());
     }

@@ -16,7 +16,7 @@
 //! longer than the bound (a split lock), kept if the child is killed there.
 
 use super::types::{Failure, Note, Outcome, ProbeKind, Settings, Status};
-use super::{alloc, code_align, misaligned, split_lock, timing, tlb};
+use super::{alias, alloc, code_align, misaligned, split_lock, timing, tlb};
 use super::{Details, ProbeOptions, ProbeReport, ProbeResult, Progress};
 use crate::run::capture::Keep;
 use crate::run::launch::Launch;
@@ -100,6 +100,7 @@ pub fn run_one(
         ProbeKind::CodeAlign => wrap(code_align::run(settings, &clock), Details::CodeAlign),
         ProbeKind::Tlb => wrap(tlb::run(settings, &clock), Details::Tlb),
         ProbeKind::Alloc => wrap(alloc::run(settings, &clock), Details::Alloc),
+        ProbeKind::Alias => wrap(alias::run(settings, &clock), Details::Alias),
     };
     result(outcome, &clock)
 }

@@ -11,9 +11,10 @@
 //! finding and notes under each table are worded by `render::finding`.
 //!
 //! The files, lowest first: `types` (the shared vocabulary), `timing`,
-//! `kernel`, the five probes, `isolate` (each probe in a child process, and
+//! `kernel`, the six probes, `isolate` (each probe in a child process, and
 //! the whole run), `render/` (text, Markdown, HTML, JSON).
 
+pub mod alias;
 pub mod alloc;
 pub mod code_align;
 pub mod isolate;
@@ -59,6 +60,7 @@ pub enum Details {
     CodeAlign(code_align::CodeAlign),
     Tlb(tlb::Tlb),
     Alloc(alloc::Alloc),
+    Alias(alias::Alias),
 }
 
 impl Details {
@@ -69,6 +71,7 @@ impl Details {
             Details::CodeAlign(_) => ProbeKind::CodeAlign,
             Details::Tlb(_) => ProbeKind::Tlb,
             Details::Alloc(_) => ProbeKind::Alloc,
+            Details::Alias(_) => ProbeKind::Alias,
         }
     }
 
@@ -80,6 +83,7 @@ impl Details {
             ProbeKind::CodeAlign => Details::CodeAlign(Default::default()),
             ProbeKind::Tlb => Details::Tlb(Default::default()),
             ProbeKind::Alloc => Details::Alloc(Default::default()),
+            ProbeKind::Alias => Details::Alias(Default::default()),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The vocabulary every probe and the driver share, as facts: the probe names
 //! (`ProbeKind`), how one probe runs (`Settings`, `Faults`), and what it gives
 //! back (`Outcome`: a `Status`, the `Failure` that stopped it if one did, its
-//! `Note`s and its own details). A leaf: the five probes, the driver in
+//! `Note`s and its own details). A leaf: the six probes, the driver in
 //! `isolate` and `render/` depend on it; it depends on nothing in the crate.
 //! The sentences for failures and notes are written by `render::finding`.
 
@@ -17,15 +17,17 @@ pub enum ProbeKind {
     CodeAlign,
     Tlb,
     Alloc,
+    Alias,
 }
 
 impl ProbeKind {
-    pub const ALL: [ProbeKind; 5] = [
+    pub const ALL: [ProbeKind; 6] = [
         ProbeKind::SplitLock,
         ProbeKind::Misaligned,
         ProbeKind::CodeAlign,
         ProbeKind::Tlb,
         ProbeKind::Alloc,
+        ProbeKind::Alias,
     ];
 
     /// The name used on the command line and in JSON.
@@ -36,6 +38,7 @@ impl ProbeKind {
             ProbeKind::CodeAlign => "code-align",
             ProbeKind::Tlb => "tlb",
             ProbeKind::Alloc => "alloc",
+            ProbeKind::Alias => "alias",
         }
     }
 

@@ -167,5 +167,7 @@ pub fn mock_command(name: &str) -> Prepared {
             shell: false,
         },
         program: std::path::PathBuf::from(name),
+        dir: None,
+        env: Vec::new(),
     }
 }

@@ -1,10 +1,16 @@
 //! Metrics: what number a run yields, and how to read it from the run.
 //!
-//! `wall|user|sys|rss` come from the runner itself; `json:` and `gbench` read the
-//! command's stdout; `regex:` reads stdout, then stderr, or the one it names
-//! (see [`super::regex_metric`]). One run may yield several metrics: a regex with
-//! several named groups, or one per benchmark in Google Benchmark JSON.
+//! `wall|user|sys|rss` come from the runner itself; `json:`, `gbench`,
+//! `criterion` and `libtest` read the command's stdout; `criterion:PATH`
+//! reads Criterion's `estimates.json` files after the run
+//! (see [`super::criterion`]); `regex:` reads stdout, then stderr, or the one
+//! it names (see [`super::regex_metric`]). One run may yield several metrics:
+//! a regex with several named groups, or one per benchmark.
+//!
+//! It is over 600 lines because the spec parser, the direction rules every verdict
+//! uses and each kind's extraction are one contract; a third is unit tests.
 
+use super::criterion;
 use super::regex_metric::{RegexMetric, SeveralMatches};
 use super::spawn::Outcome;
 use anyhow::{anyhow, bail, Context, Result};
@@ -25,6 +31,11 @@ pub enum MetricSpec {
     Regex(RegexMetric),
     Json(String),
     Gbench,
+    /// Criterion: its output on stdout (None), or the `estimates.json`
+    /// file(s) at a path, `{dir}` standing for the run's variant directory.
+    Criterion(Option<String>),
+    /// libtest's `bench: N ns/iter` lines.
+    Libtest,
 }
 
 /// A unit, so reports can scale values sensibly.
@@ -237,6 +248,8 @@ impl MetricSpec {
             "sys" => MetricSpec::Sys,
             "rss" => MetricSpec::Rss,
             "gbench" => MetricSpec::Gbench,
+            "criterion" => MetricSpec::Criterion(None),
+            "libtest" => MetricSpec::Libtest,
             _ => {
                 if let Some(rest) = text
                     .strip_prefix("regex")
@@ -253,8 +266,13 @@ impl MetricSpec {
                         bail!("json metric needs a JSON pointer such as json:/results/0/time, got {pointer:?}");
                     }
                     MetricSpec::Json(pointer.to_string())
+                } else if let Some(path) = text.strip_prefix("criterion:") {
+                    if path.trim().is_empty() {
+                        bail!("criterion: needs a path, e.g. criterion:target/criterion or criterion:{{dir}}/criterion");
+                    }
+                    MetricSpec::Criterion(Some(path.to_string()))
                 } else {
-                    bail!("unknown metric {text:?}: expected wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (NAME=regex… to name it), json:POINTER or gbench")
+                    bail!("unknown metric {text:?}: expected wall, user, sys, rss, regex:PATTERN, regex@OPTIONS:PATTERN (NAME=regex… to name it), json:POINTER, gbench, criterion, criterion:PATH or libtest")
                 }
             }
         })
@@ -270,6 +288,9 @@ impl MetricSpec {
             MetricSpec::Regex(regex) => regex.label(),
             MetricSpec::Json(pointer) => format!("json:{pointer}"),
             MetricSpec::Gbench => "gbench".into(),
+            MetricSpec::Criterion(None) => "criterion".into(),
+            MetricSpec::Criterion(Some(path)) => format!("criterion:{path}"),
+            MetricSpec::Libtest => "libtest".into(),
         }
     }
 
@@ -277,7 +298,11 @@ impl MetricSpec {
     pub fn reads_output(&self) -> bool {
         matches!(
             self,
-            MetricSpec::Regex(_) | MetricSpec::Json(_) | MetricSpec::Gbench
+            MetricSpec::Regex(_)
+                | MetricSpec::Json(_)
+                | MetricSpec::Gbench
+                | MetricSpec::Criterion(None)
+                | MetricSpec::Libtest
         )
     }
 
@@ -288,6 +313,18 @@ impl MetricSpec {
 
     /// The value(s) this metric takes in one run.
     pub fn extract(&self, outcome: &Outcome) -> Result<Extraction> {
+        self.extract_in(outcome, None, None)
+    }
+
+    /// [`extract`](Self::extract) for a run whose variant directory is `dir`
+    /// (what `{dir}` stands for in `criterion:PATH`) and that started at
+    /// `since` (an `estimates.json` older than that is a previous run's).
+    pub fn extract_in(
+        &self,
+        outcome: &Outcome,
+        dir: Option<&std::path::Path>,
+        since: Option<std::time::SystemTime>,
+    ) -> Result<Extraction> {
         let values = |values: Vec<MetricValue>| {
             Ok(Extraction {
                 values,
@@ -336,8 +373,37 @@ impl MetricSpec {
                 one(&format!("json:{pointer}"), number, Unit::None)
             }
             MetricSpec::Gbench => values(extract_gbench(&parse_json(&outcome.stdout)?)?),
+            MetricSpec::Criterion(None) => values(timed(criterion::parse_output(
+                &String::from_utf8_lossy(&outcome.stdout),
+            )?)),
+            MetricSpec::Libtest => values(timed(criterion::parse_libtest(
+                &String::from_utf8_lossy(&outcome.stdout),
+            )?)),
+            MetricSpec::Criterion(Some(path)) => {
+                let path = match (path.contains("{dir}"), dir) {
+                    (false, _) => path.clone(),
+                    (true, Some(dir)) => path.replace("{dir}", &dir.display().to_string()),
+                    (true, None) => bail!(
+                        "criterion:{path}: {{dir}} is a layout variant's directory; this run has none"
+                    ),
+                };
+                values(timed(criterion::read_estimates(
+                    std::path::Path::new(&path),
+                    since,
+                )?))
+            }
         }
     }
+}
+
+/// Benchmarks' (name, nanoseconds) as metric values.
+fn timed(pairs: Vec<criterion::Timed>) -> Vec<MetricValue> {
+    let value = |(name, value)| MetricValue {
+        name,
+        value,
+        unit: Unit::Nanoseconds,
+    };
+    pairs.into_iter().map(value).collect()
 }
 
 fn parse_json(stdout: &[u8]) -> Result<serde_json::Value> {

@@ -10,6 +10,7 @@ pub mod cachegrind;
 pub mod capture;
 pub mod command;
 pub mod counters;
+pub mod criterion;
 pub mod environment;
 pub mod error;
 pub mod executor;
@@ -114,6 +115,11 @@ impl<S> Status<S> {
 pub struct Prepared {
     pub spec: CommandSpec,
     pub program: PathBuf,
+    /// The layout variant's directory (`{dir}` in `criterion:PATH`).
+    pub dir: Option<PathBuf>,
+    /// Variables this command's runs get besides the runner's (a heap
+    /// layout's `LD_PRELOAD`), before the jitter variable.
+    pub env: Vec<(String, String)>,
 }
 
 impl Prepared {
@@ -123,6 +129,8 @@ impl Prepared {
         Ok(Prepared {
             spec: spec.clone(),
             program,
+            dir: None,
+            env: Vec::new(),
         })
     }
 }
@@ -318,6 +326,11 @@ impl Runner {
             Some(&mut attach)
         };
         let limit = self.limit(&command.spec.name)?;
+        // Files a metric reads must be newer than this (coarse file clocks
+        // lag the system clock by a tick, hence the second's slack).
+        let since = std::time::SystemTime::now()
+            .checked_sub(Duration::from_secs(1))
+            .unwrap_or(std::time::UNIX_EPOCH);
         let outcome = spawn_with(
             &self.options,
             limit.0,
@@ -332,11 +345,13 @@ impl Runner {
         self.check_exit(&outcome, &command.spec.name, self.options.ignore_failure)?;
         let mut values = Vec::new();
         for spec in &self.options.metrics {
-            let extracted = spec.extract(&outcome).map_err(|e| {
-                let mut tail = spawn::last_lines(&outcome.stdout, 5);
-                tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
-                failure(&command.spec.name, RunError::Metric(format!("{e:#}")), tail)
-            })?;
+            let extracted = spec
+                .extract_in(&outcome, command.dir.as_deref(), Some(since))
+                .map_err(|e| {
+                    let mut tail = spawn::last_lines(&outcome.stdout, 5);
+                    tail.extend(spawn::last_lines(&outcome.stderr_tail, 5));
+                    failure(&command.spec.name, RunError::Metric(format!("{e:#}")), tail)
+                })?;
             if let (MetricSpec::Regex(regex), false) = (spec, warmup) {
                 MatchTally::record(&mut self.tallies, regex, &extracted.several);
             }
@@ -470,11 +485,13 @@ fn spawn_with(
     hook: Option<spawn::BeforeExec>,
 ) -> Result<Outcome, RunError> {
     let needs_output = options.metrics.iter().any(MetricSpec::reads_output);
+    let mut env = command.env.clone();
+    env.extend_from_slice(extra_env);
     spawn::spawn(
         &SpawnRequest {
             program: &command.program,
             argv: &command.spec.argv,
-            extra_env,
+            extra_env: &env,
             pin: options.pin,
             timeout,
             poll: false,

@@ -270,6 +270,12 @@ pub fn note(note: &Note) -> String {
             plural(*looks),
             plural(*rounds)
         ),
+        Note::FourKAliasing { ratio, penalty: true } => format!(
+            "heap layouts: this CPU pays for 4K aliasing (a load 4 KiB after a recent store takes {ratio:.2}× as long; ghostbench probe --only alias), so where heap buffers sit in their pages can move the time, and the heap source varies it"
+        ),
+        Note::FourKAliasing { ratio, penalty: false } => format!(
+            "heap layouts: this CPU shows no 4K-aliasing penalty ({ratio:.2}×; ghostbench probe --only alias), so heap buffers' page offsets matter here mainly through cache sets"
+        ),
         Note::EnvironmentJitter => format!(
             "environment jitter: {} of 0–{} bytes per run, recorded per run",
             crate::run::JITTER_VARIABLE,

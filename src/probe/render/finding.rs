@@ -5,7 +5,7 @@
 
 use crate::probe::timing::{bytes, ranges};
 use crate::probe::types::{Failure, Note};
-use crate::probe::{alloc, code_align, misaligned, split_lock, tlb, Details, ProbeResult};
+use crate::probe::{alias, alloc, code_align, misaligned, split_lock, tlb, Details, ProbeResult};
 use crate::report::units::value;
 use crate::run::metric::Unit;
 
@@ -23,6 +23,7 @@ pub fn finding(result: &ProbeResult) -> String {
         Details::CodeAlign(d) => code_align_finding(d),
         Details::Tlb(d) => tlb_finding(d),
         Details::Alloc(d) => alloc_finding(d),
+        Details::Alias(d) => alias_finding(d),
     }
 }
 
@@ -242,6 +243,21 @@ fn tlb_finding(d: &tlb::Tlb) -> String {
             "at {} a random access costs {:.1} ns on 4 KiB pages; huge pages not available",
             bytes(largest),
             s
+        ),
+        _ => "no measurement".to_string(),
+    }
+}
+
+/// Whether this CPU pays for 4K aliasing, in one sentence (also the
+/// layout report's words for the heap source).
+pub fn alias_finding(d: &alias::Alias) -> String {
+    match (d.aliased_ns, d.unaliased_ns, d.ratio) {
+        (Some(a), Some(u), Some(r)) if r >= alias::PENALTY_RATIO => format!(
+            "this CPU pays for 4K aliasing: a load 4 KiB after a recent store takes {r:.2}× as long ({a:.2} vs {u:.2} ns per store and load), so heap buffers a multiple of 4 KiB apart can be slower"
+        ),
+        (Some(a), Some(u), Some(r)) => format!(
+            "this CPU shows no 4K-aliasing penalty: a load 4 KiB after a recent store takes {r:.2}× as long ({a:.2} vs {u:.2} ns per store and load), under the {:.2}× that would count",
+            alias::PENALTY_RATIO
         ),
         _ => "no measurement".to_string(),
     }

@@ -145,6 +145,6 @@ fn probe_plot(details: &Details) -> Option<(String, &'static str)> {
                 "A pointer chase over growing working sets: where 4 KiB pages leave the TLB's reach, huge pages keep going.",
             ))
         }
-        Details::Alloc(_) => None,
+        Details::Alloc(_) | Details::Alias(_) => None,
     }
 }

@@ -4,7 +4,8 @@
 use super::finding::{finding, notes};
 use crate::probe::timing::{bytes, ranges};
 use crate::probe::{
-    alloc, code_align, misaligned, split_lock, tlb, Details, ProbeReport, ProbeResult, Status,
+    alias, alloc, code_align, misaligned, split_lock, tlb, Details, ProbeReport, ProbeResult,
+    Status,
 };
 use crate::report::style::paint;
 use crate::report::table::Table;
@@ -76,6 +77,7 @@ pub fn render_probe(probe: &ProbeResult, color: bool) -> String {
         Details::CodeAlign(d) => code_align_table(d),
         Details::Tlb(d) => tlb_table(d),
         Details::Alloc(d) => alloc_table(d),
+        Details::Alias(d) => alias_table(d),
     };
     for fact in facts {
         out.push_str(&fact);
@@ -335,6 +337,24 @@ fn alloc_table(d: &alloc::Alloc) -> Rendered {
         ]);
     }
     (vec![format!("{} list nodes", d.nodes)], Some(t))
+}
+
+fn alias_table(d: &alias::Alias) -> Rendered {
+    if d.rows.is_empty() {
+        return (vec![], None);
+    }
+    let mut t = Table::new(&["store → load", "aliased (same low 12 bits)", "ns per pair"]);
+    for r in &d.rows {
+        t.row(vec![
+            format!("{} B", r.distance),
+            if r.aliased { "yes" } else { "no" }.to_string(),
+            ns(r.ns_per_pair),
+        ]);
+    }
+    (
+        vec!["a store, then a load at a distance, walking one page".to_string()],
+        Some(t),
+    )
 }
 
 /// Markdown: the terminal text in a code block, for a pull-request comment.
