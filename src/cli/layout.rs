@@ -88,7 +88,7 @@ pub struct LayoutArgs {
         conflicts_with = "plan"
     )]
     pub sources: Vec<SourceArg>,
-    /// Per-variant estimate: the median of its runs, or the minimum.
+    /// Per-variant estimate: the median of its runs, or its least-disturbed run (min: the fastest; for a higher-is-better metric the highest).
     #[arg(long, value_enum, default_value_t = EstimatorArg::Median, conflicts_with = "plan")]
     pub estimator: EstimatorArg,
     #[command(flatten)]
@@ -199,10 +199,7 @@ impl From<SourceArg> for Source {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EstimatorArg {
-    /// The median of each layout's runs (robust to a long right tail).
     Median,
-    /// Each layout's least-disturbed run (its fastest; for a
-    /// higher-is-better metric its highest).
     Min,
 }
 
