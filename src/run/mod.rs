@@ -483,6 +483,7 @@ fn spawn_with(
             } else {
                 Keep::Tail(64 << 10)
             },
+            cwd: None,
         },
         capture,
         hook,
