@@ -19,8 +19,16 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// process output.
 fn layout(dir: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec![
-        "layout", "--metric", PLACED_COST, "--rounds", "1", "--warmup", "0", "--quiet",
-        "--color", "never",
+        "layout",
+        "--metric",
+        PLACED_COST,
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--color",
+        "never",
     ];
     all.extend_from_slice(args);
     common::run_within(dir, &all, LIMIT)
@@ -80,10 +88,17 @@ fn a_template_without_out_is_refused_before_anything_is_built() {
             "B=cc x.c -o {out}",
         ],
     );
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("build A") && stderr.contains("{out}"), "{stderr}");
+    assert!(
+        stderr.contains("build A") && stderr.contains("{out}"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(!marker.exists());
     assert!(!dir.path().join(".ghostbench/work").exists());
@@ -124,10 +139,19 @@ fn nothing_lands_in_the_users_tree_and_a_failing_default_stops_the_builds() {
     let output = common::run_within(
         dir.path(),
         &[
-            "layout", "--shell", "--quiet", "--color", "never", "--layouts", "4",
-            "--build", "A=cc -O2 {cflags} {ldflags} placed.c -o {out}",
-            "--build", "B=case {dir} in */0) exit 7;; esac; cc -O2 {cflags} {ldflags} placed.c -o {out}",
-            "--json", json.to_str().unwrap(),
+            "layout",
+            "--shell",
+            "--quiet",
+            "--color",
+            "never",
+            "--layouts",
+            "4",
+            "--build",
+            "A=cc -O2 {cflags} {ldflags} placed.c -o {out}",
+            "--build",
+            "B=case {dir} in */0) exit 7;; esac; cc -O2 {cflags} {ldflags} placed.c -o {out}",
+            "--json",
+            json.to_str().unwrap(),
         ],
         LIMIT,
     );
@@ -139,8 +163,19 @@ fn nothing_lands_in_the_users_tree_and_a_failing_default_stops_the_builds() {
         .iter()
         .filter(|r| r["seed"] != 0)
         .collect();
-    assert!(ran.iter().all(|r| r["ok"] == false && r["error"].as_str().unwrap().contains("seed 0")), "{ran:?}");
-    assert!(report["status"]["message"].as_str().unwrap().contains("B seed 0"), "{}", report["status"]);
+    assert!(
+        ran.iter()
+            .all(|r| r["ok"] == false && r["error"].as_str().unwrap().contains("seed 0")),
+        "{ran:?}"
+    );
+    assert!(
+        report["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("B seed 0"),
+        "{}",
+        report["status"]
+    );
     // --shell templates run in the variant's directory too: `placed.c` is not there.
     assert_eq!(snapshot(dir.path()), before);
 }
@@ -162,9 +197,14 @@ fn variants_relink_and_a_second_experiment_reuses_the_baselines_objects() {
     let output = layout(
         dir.path(),
         &[
-            "--build", &a,
-            "--build", &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
-            "--layouts", "8", "--json", json.to_str().unwrap(),
+            "--build",
+            &a,
+            "--build",
+            &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--layouts",
+            "8",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -177,32 +217,52 @@ fn variants_relink_and_a_second_experiment_reuses_the_baselines_objects() {
         .collect();
     for b in [0, 1] {
         let compiles = sum(&report, b, "compiles");
-        assert!(compiles >= 1 && compiles as usize <= flag_sets.len(), "build {b}: {compiles} compiles for {} flag sets", flag_sets.len());
+        assert!(
+            compiles >= 1 && compiles as usize <= flag_sets.len(),
+            "build {b}: {compiles} compiles for {} flag sets",
+            flag_sets.len()
+        );
         assert_eq!(sum(&report, b, "links"), 8, "one link per variant");
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains(" compiles ") || stdout.contains(" compile "), "{stdout}");
+    assert!(
+        stdout.contains(" compiles ") || stdout.contains(" compile "),
+        "{stdout}"
+    );
     assert!(stdout.contains("links"), "{stdout}");
 
     // Only B changes: A compiles nothing.
     let output = layout(
         dir.path(),
         &[
-            "--build", &a,
-            "--build", &format!("C=cc -O2 -DWORK=70 {{cflags}} {{ldflags}} {src} -o {{out}}"),
-            "--layouts", "8", "--json", json.to_str().unwrap(),
+            "--build",
+            &a,
+            "--build",
+            &format!("C=cc -O2 -DWORK=70 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--layouts",
+            "8",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let second = read_json(&json);
-    assert_eq!(sum(&second, 0, "compiles"), 0, "{}", second["build_results"]);
+    assert_eq!(
+        sum(&second, 0, "compiles"),
+        0,
+        "{}",
+        second["build_results"]
+    );
     assert!(sum(&second, 0, "compile_hits") >= 1);
     assert!(sum(&second, 1, "compiles") >= 1);
 
     // `ghostbench cache` shows the objects, and prunes them.
     let shown = common::run_within(dir.path(), &["cache"], LIMIT);
     let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(shown.status.success() && text.contains("objects:"), "{text}");
+    assert!(
+        shown.status.success() && text.contains("objects:"),
+        "{text}"
+    );
     let pruned = common::run_within(dir.path(), &["cache", "prune", "--max-size", "0"], LIMIT);
     let text = String::from_utf8_lossy(&pruned.stdout);
     assert!(pruned.status.success() && text.contains("pruned"), "{text}");
@@ -227,10 +287,16 @@ fn identical_variants_are_named_with_the_flag_and_left_out() {
     let output = layout(
         dir.path(),
         &[
-            "--build", &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
-            "--build", &format!("B=cc -O2 -falign-functions=64 {{cflags}} {{ldflags}} {src} -o {{out}}"),
-            "--sources", "align,shift,env",
-            "--layouts", "12", "--json", json.to_str().unwrap(),
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -falign-functions=64 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--sources",
+            "align,shift,env",
+            "--layouts",
+            "12",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     let report = read_json(&json);
@@ -239,17 +305,32 @@ fn identical_variants_are_named_with_the_flag_and_left_out() {
         .filter(|n| n.contains("identical code"))
         .collect();
     assert_eq!(found.len(), 1, "{:?}", notes(&report));
-    assert!(found[0].contains("-falign-functions=64") && found[0].contains("left out"), "{found:?}");
-    let used: Vec<u64> = report["used_seeds"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+    assert!(
+        found[0].contains("-falign-functions=64") && found[0].contains("left out"),
+        "{found:?}"
+    );
+    let used: Vec<u64> = report["used_seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
     for v in report["variants"].as_array().unwrap() {
         if v["seed"] != 0 && !v["align"].is_null() {
-            assert!(!used.contains(&v["seed"].as_u64().unwrap()), "aligned seed {} used", v["seed"]);
+            assert!(
+                !used.contains(&v["seed"].as_u64().unwrap()),
+                "aligned seed {} used",
+                v["seed"]
+            );
         }
     }
     // With too few seeds left it refuses; else the verdict stands on the rest.
     match output.status.code() {
         Some(0) => assert!(used.len() >= 3),
-        Some(5) => assert!(report["status"]["message"].as_str().unwrap().contains("-falign-functions=64")),
+        Some(5) => assert!(report["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("-falign-functions=64")),
         other => panic!("exit {other:?}: {output:?}"),
     }
 
@@ -257,15 +338,24 @@ fn identical_variants_are_named_with_the_flag_and_left_out() {
     let output = layout(
         dir.path(),
         &[
-            "--build", &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
-            "--build", &format!("B=cc -O2 -falign-functions=64 {{cflags}} {{ldflags}} {src} -o {{out}}"),
-            "--sources", "align,env",
-            "--layouts", "4", "--json", json.to_str().unwrap(),
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -falign-functions=64 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--sources",
+            "align,env",
+            "--layouts",
+            "4",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     assert_eq!(output.status.code(), Some(5), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("-falign-functions=64") && stderr.contains("--sources"), "{stderr}");
+    assert!(
+        stderr.contains("-falign-functions=64") && stderr.contains("--sources"),
+        "{stderr}"
+    );
 }
 
 /// A small make project: two sources, a Makefile that reads CC, CFLAGS and
@@ -274,7 +364,11 @@ fn project(dir: &Path) -> PathBuf {
     let proj = dir.join("proj");
     std::fs::create_dir(&proj).unwrap();
     std::fs::copy(fixture("layout", "placed.c"), proj.join("main.c")).unwrap();
-    std::fs::write(proj.join("extra.c"), "int ghostbench_extra(int x) { return x * 3; }\n").unwrap();
+    std::fs::write(
+        proj.join("extra.c"),
+        "int ghostbench_extra(int x) { return x * 3; }\n",
+    )
+    .unwrap();
     std::fs::write(
         proj.join("Makefile"),
         "bench: main.o extra.o\n\t$(CC) $(LDFLAGS) main.o extra.o -o bench\n",
@@ -305,9 +399,14 @@ fn the_make_workflow_builds_through_the_launcher() {
         dir.path(),
         &[
             "--shell",
-            "--build", &make("A", ""),
-            "--build", &make("B", "-DWORK=130"),
-            "--layouts", "4", "--json", json.to_str().unwrap(),
+            "--build",
+            &make("A", ""),
+            "--build",
+            &make("B", "-DWORK=130"),
+            "--layouts",
+            "4",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -340,9 +439,14 @@ fn the_cmake_workflow_builds_through_the_launcher() {
         dir.path(),
         &[
             "--shell",
-            "--build", &cmake("A", ""),
-            "--build", &cmake("B", "-DWORK=130"),
-            "--layouts", "3", "--json", json.to_str().unwrap(),
+            "--build",
+            &cmake("A", ""),
+            "--build",
+            &cmake("B", "-DWORK=130"),
+            "--layouts",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");

@@ -59,8 +59,9 @@ pub fn run(args: CacheArgs) -> Result<i32> {
         Action::Show => show(&found, &found.usage(), cap),
         Action::Prune { max_size } => {
             let to = match max_size {
-                Some(text) => cache::parse_size(&text)
-                    .map_err(|e| exit::usage(format!("--max-size: {e}")))?,
+                Some(text) => {
+                    cache::parse_size(&text).map_err(|e| exit::usage(format!("--max-size: {e}")))?
+                }
                 None => cap,
             };
             let pruned = found.prune(to);
@@ -77,8 +78,16 @@ pub fn run(args: CacheArgs) -> Result<i32> {
 
 fn show(found: &Cache, usage: &Usage, cap: u64) {
     outln!("cache: {}", found.root.display());
-    outln!("  builds:  {:>6}  {}", usage.builds, size(usage.build_bytes));
-    outln!("  objects: {:>6}  {}", usage.objects, size(usage.object_bytes));
+    outln!(
+        "  builds:  {:>6}  {}",
+        usage.builds,
+        size(usage.build_bytes)
+    );
+    outln!(
+        "  objects: {:>6}  {}",
+        usage.objects,
+        size(usage.object_bytes)
+    );
     outln!(
         "  total:   {}  of a {} cap ({}; pruned to it after every layout run)",
         size(usage.bytes()),

@@ -364,7 +364,12 @@ fn succeeded(job: &BuildJob, seconds: f64, reused: bool, launched: Counts) -> Bu
     }
 }
 
-fn build_one(job: &BuildJob, cache: &Cache, rebuild: bool, timeout: Option<Duration>) -> BuildResult {
+fn build_one(
+    job: &BuildJob,
+    cache: &Cache,
+    rebuild: bool,
+    timeout: Option<Duration>,
+) -> BuildResult {
     let started = Instant::now();
     let key_text = format!("{:016x}", job.key);
     if !rebuild && !job.launched && cache.fetch(Kind::Build, &key_text, &job.out) {
@@ -419,7 +424,14 @@ fn build_one(job: &BuildJob, cache: &Cache, rebuild: bool, timeout: Option<Durat
     if let Some(output) = outcome {
         let output = match output {
             Ok(output) => output,
-            Err(e) => return failed(job, seconds, describe(&e, timeout, &job.argv[0]), Vec::new()),
+            Err(e) => {
+                return failed(
+                    job,
+                    seconds,
+                    describe(&e, timeout, &job.argv[0]),
+                    Vec::new(),
+                )
+            }
         };
         tail = launch::output_tail(&output, 5, 15);
         if let Some(error) = output.exit.error(timeout) {

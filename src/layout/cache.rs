@@ -347,7 +347,13 @@ mod tests {
             .set_modified(old)
             .unwrap();
         let pruned = cache.prune(1500);
-        assert_eq!(pruned, Pruned { removed: 1, freed_bytes: 1000 });
+        assert_eq!(
+            pruned,
+            Pruned {
+                removed: 1,
+                freed_bytes: 1000
+            }
+        );
         assert_eq!(cache.usage().objects, 0);
         assert_eq!(cache.prune(0).removed, 1);
     }

@@ -63,15 +63,16 @@ fn option(flag: &str) -> String {
     if flag.starts_with("-O") {
         return "-O".into();
     }
-    let flag = flag.strip_prefix("-fno-").map_or(flag.to_string(), |r| format!("-f{r}"));
+    let flag = flag
+        .strip_prefix("-fno-")
+        .map_or(flag.to_string(), |r| format!("-f{r}"));
     flag.split('=').next().unwrap_or_default().to_string()
 }
 
 /// The template's words, and the index of the `{cflags}` word (if any).
 fn words(template: &str) -> (Vec<String>, Option<usize>) {
-    let words = shlex::split(template).unwrap_or_else(|| {
-        template.split_whitespace().map(String::from).collect()
-    });
+    let words = shlex::split(template)
+        .unwrap_or_else(|| template.split_whitespace().map(String::from).collect());
     let at = words.iter().position(|w| w.contains("{cflags}"));
     (words, at)
 }
@@ -156,9 +157,10 @@ pub fn find(
         let mut groups: Vec<(u64, Vec<u64>)> = Vec::new();
         for v in batch {
             let Some(h) = hash(b, v.seed) else { continue };
-            let earlier = batch.iter().take_while(|w| w.seed != v.seed).find(|w| {
-                w.describe() != v.describe() && hash(b, w.seed).as_ref() == Some(&h)
-            });
+            let earlier = batch
+                .iter()
+                .take_while(|w| w.seed != v.seed)
+                .find(|w| w.describe() != v.describe() && hash(b, w.seed).as_ref() == Some(&h));
             if let Some(w) = earlier {
                 match groups.iter_mut().find(|(first, _)| *first == w.seed) {
                     Some((_, seeds)) => seeds.push(v.seed),
@@ -215,7 +217,10 @@ mod tests {
     fn a_users_alignment_before_cflags_is_named_and_its_seeds_left_out() {
         let builds = [
             spec("A", "cc -O2 {cflags} {ldflags} x.c -o {out}"),
-            spec("B", "cc -O2 -falign-functions=64 {cflags} {ldflags} x.c -o {out}"),
+            spec(
+                "B",
+                "cc -O2 -falign-functions=64 {cflags} {ldflags} x.c -o {out}",
+            ),
         ];
         let aligned = |seed, n| Variant {
             seed,
@@ -282,15 +287,27 @@ mod tests {
         else {
             panic!("{found:?}")
         };
-        assert_eq!((build.as_str(), seeds.as_slice(), *same_as), ("B", &[2][..], 1));
-        assert!(cause.own_wins && cause.own == "-falign-functions=64", "{cause:?}");
+        assert_eq!(
+            (build.as_str(), seeds.as_slice(), *same_as),
+            ("B", &[2][..], 1)
+        );
+        assert!(
+            cause.own_wins && cause.own == "-falign-functions=64",
+            "{cause:?}"
+        );
     }
 
     #[test]
     fn identical_default_layouts_are_the_users_choice() {
-        let builds = [spec("A", "cc {cflags} x.c -o {out}"), spec("B", "cc {cflags} x.c -o {out}")];
+        let builds = [
+            spec("A", "cc {cflags} x.c -o {out}"),
+            spec("B", "cc {cflags} x.c -o {out}"),
+        ];
         let batch = [Variant::default_layout()];
         let results = [result(0, 0, "h"), result(1, 0, "h")];
-        assert_eq!(find(&builds, &batch, &results, &HashMap::new()), (vec![], vec![]));
+        assert_eq!(
+            find(&builds, &batch, &results, &HashMap::new()),
+            (vec![], vec![])
+        );
     }
 }

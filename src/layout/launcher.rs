@@ -182,8 +182,10 @@ fn read(argv: &[String]) -> Option<Call> {
     let mut i = 1;
     while i < argv.len() {
         let word = argv[i].as_str();
-        if matches!(word, "-E" | "-S" | "-M" | "-MM" | "-" | "-x" | "-fsyntax-only")
-            || word.starts_with("-x")
+        if matches!(
+            word,
+            "-E" | "-S" | "-M" | "-MM" | "-" | "-x" | "-fsyntax-only"
+        ) || word.starts_with("-x")
             || word.starts_with('@')
         {
             return None;
@@ -249,7 +251,10 @@ pub fn run(
     for (n, &i) in call.sources.iter().enumerate() {
         let source = &argv[i];
         let object = if call.compile_only {
-            let out = call.output.clone().unwrap_or_else(|| default_object(source));
+            let out = call
+                .output
+                .clone()
+                .unwrap_or_else(|| default_object(source));
             cwd.join(out)
         } else {
             scratch.path().join(format!("{n}.o"))
@@ -334,7 +339,7 @@ fn object_key(
             "-o".into(),
             preprocessed.display().to_string(),
         ]);
-        exec(&pre, env, cwd, timeout)?;
+        exec_quiet(&pre, env, cwd, timeout)?;
         preprocessed
     };
     let mut hash = Fnv::default();
@@ -391,8 +396,29 @@ fn one_line(argv: &[String]) -> String {
     shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
 }
 
+/// Set by `ghostbench launch`: the compiler's output is passed on (build
+/// systems read it, e.g. cmake's compiler checks parse `-v`).
+static FORWARD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Run one compiler command in `cwd`; any end but exit 0 is a failure.
+/// Under `ghostbench launch` its output is passed on.
 fn exec(
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    timeout: Option<Duration>,
+) -> Result<Outcome, Failure> {
+    let outcome = exec_quiet(argv, env, cwd, timeout)?;
+    if FORWARD.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(&outcome.stdout);
+        let _ = std::io::stderr().lock().write_all(&outcome.stderr_tail);
+    }
+    Ok(outcome)
+}
+
+/// [`exec`], its output kept to itself.
+fn exec_quiet(
     argv: &[String],
     env: &[(String, String)],
     cwd: &Path,
@@ -417,6 +443,7 @@ fn exec(
 /// the [`LOG_VARIABLE`] file; the compiler's output is passed on. Returns
 /// the exit code: the compiler's, or 1 when it could not run.
 pub fn launch_main(argv: &[String]) -> i32 {
+    FORWARD.store(true, std::sync::atomic::Ordering::Relaxed);
     // Never `eprintln!`: a stderr that is gone must not panic.
     let say = |text: &str| {
         use std::io::Write;
@@ -482,7 +509,14 @@ mod tests {
 
     #[test]
     fn compilers_are_recognised_by_name() {
-        for name in ["cc", "gcc", "g++-12", "/usr/bin/clang++", "x86_64-linux-gnu-gcc-12", "clang-16"] {
+        for name in [
+            "cc",
+            "gcc",
+            "g++-12",
+            "/usr/bin/clang++",
+            "x86_64-linux-gnu-gcc-12",
+            "clang-16",
+        ] {
             assert!(is_compiler(name), "{name}");
         }
         for name in ["make", "sh", "cmake", "ld", "gccgo"] {
@@ -495,7 +529,10 @@ mod tests {
         let argv = words("cc -O2 -Iinc -D X=1 /pad16.o -fuse-ld=mold -Wl,--shuffle-sections=3 -falign-functions=32 a.c b.cpp -o out -lm");
         let call = read(&argv).unwrap();
         assert_eq!(call.sources, [8, 9]);
-        assert_eq!(call.compile_flags, words("-O2 -Iinc -D X=1 -falign-functions=32"));
+        assert_eq!(
+            call.compile_flags,
+            words("-O2 -Iinc -D X=1 -falign-functions=32")
+        );
         assert_eq!(call.output.as_deref(), Some("out"));
         assert!(!call.compile_only);
         assert!(read(&words("cc -E a.c")).is_none());
@@ -541,8 +578,14 @@ mod tests {
         // Another compile flag is another compile.
         let dir = tmp.path().join("v3");
         std::fs::create_dir(&dir).unwrap();
-        let argv = words(&format!("cc -O2 -falign-functions=64 {} -o bin", src.display()));
-        assert_eq!(run(&argv, &[], &dir, &cache, true, None).unwrap().compiles, 1);
+        let argv = words(&format!(
+            "cc -O2 -falign-functions=64 {} -o bin",
+            src.display()
+        ));
+        assert_eq!(
+            run(&argv, &[], &dir, &cache, true, None).unwrap().compiles,
+            1
+        );
         // A failing compile is the compiler's failure, with its output.
         std::fs::write(&src, "int main(void) { return }\n").unwrap();
         let failure = run(&argv, &[], &dir, &cache, true, None).unwrap_err();

@@ -222,9 +222,14 @@ pub fn identical(found: &crate::layout::identical::Identical) -> String {
     use crate::layout::identical::{Cause, Identical};
     let seeds = |s: &[u64]| {
         let list: Vec<String> = s.iter().map(u64::to_string).collect();
-        format!("seed{} {}", if s.len() == 1 { "" } else { "s" }, list.join(", "))
+        format!(
+            "seed{} {}",
+            if s.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )
     };
-    let because = |cause: &Option<Cause>| match cause {
+    let because = |cause: &Option<Cause>| {
+        match cause {
         Some(c) if c.own_wins => format!(
             ": {}'s own {} comes after {{cflags}} and overrides the variant's {}; put it before {{cflags}}, or leave the source that sets it out of --sources",
             c.build, c.own, c.variant
@@ -234,6 +239,7 @@ pub fn identical(found: &crate::layout::identical::Identical) -> String {
             c.variant, c.build, c.own
         ),
         None => ": no flag of the templates explains it".into(),
+    }
     };
     match found {
         Identical::AcrossBuilds {
