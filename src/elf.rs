@@ -40,6 +40,40 @@ impl Mapped {
     }
 }
 
+/// A hash of the code of the ELF file at `path`: the name, address and
+/// bytes of every executable section (FNV-1a, 64 bit). Two binaries with
+/// equal hashes run the same instructions at the same addresses; None when
+/// the file is not ELF or has no code.
+pub fn code_hash(path: &Path) -> Option<u64> {
+    use object::{Object, ObjectSection, SectionFlags};
+    let mapped = Mapped::open(path).ok()?;
+    check_header(mapped.bytes()).ok()?;
+    let file = object::File::parse(mapped.bytes()).ok()?;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let mut any = false;
+    for section in file.sections() {
+        let executable = matches!(
+            section.flags(),
+            SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+        );
+        if !executable {
+            continue;
+        }
+        let Ok(data) = section.data() else { continue };
+        feed(section.name_bytes().unwrap_or(b""));
+        feed(&section.address().to_le_bytes());
+        feed(data);
+        any = true;
+    }
+    any.then_some(hash)
+}
+
 /// The error for anything but a regular file, naming what it is.
 fn refuse_non_file(metadata: &std::fs::Metadata) -> std::io::Result<()> {
     let Some(kind) = not_a_file(&metadata.file_type()) else {

@@ -80,7 +80,7 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 }
 
 /// The exit code of an error that ends a verb: [`USAGE`] for a
-/// [`UsageError`] or an unusable plan, [`INCOMPLETE`] for a merge with too
+/// [`UsageError`], an unusable plan or a build template with no output, [`INCOMPLETE`] for a merge with too
 /// few variants, else [`ERROR`].
 pub fn code_of(error: &anyhow::Error) -> i32 {
     if error
@@ -90,6 +90,9 @@ pub fn code_of(error: &anyhow::Error) -> i32 {
         return INCOMPLETE;
     }
     if error.downcast_ref::<UsageError>().is_some()
+        || error
+            .downcast_ref::<crate::layout::builds::TemplateError>()
+            .is_some()
         || error
             .downcast_ref::<crate::layout::shard::PlanError>()
             .is_some()

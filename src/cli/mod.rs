@@ -7,6 +7,7 @@
 pub mod analyze;
 pub mod args;
 pub mod baseline;
+pub mod cache;
 pub mod code;
 pub mod compare;
 pub mod demo;
@@ -48,6 +49,11 @@ pub enum Verb {
     Demo(demo::DemoArgs),
     /// Stored results: a table, one result in any format (`show ID`), a trend page (--html).
     History(Box<history::HistoryArgs>),
+    /// The build cache layout experiments share (.ghostbench/cache/): show it, prune it.
+    Cache(cache::CacheArgs),
+    /// Internal: the compiler launcher `{launcher}` runs (COMPILER ARGS…).
+    #[command(hide = true)]
+    Launch(cache::LaunchArgs),
 }
 
 /// Run the parsed command line; returns the process exit code.
@@ -61,6 +67,8 @@ pub fn run(cli: Cli) -> i32 {
         Verb::Analyze(args) => analyze::run(*args),
         Verb::Structs(args) => structs::run(args),
         Verb::History(args) => history::run(*args),
+        Verb::Cache(args) => cache::run(args),
+        Verb::Launch(args) => cache::launch(args),
     };
     match result {
         Ok(code) => code,

@@ -1,20 +1,28 @@
-//! Builds: template substitution, the build cache, and parallel builds
-//! (each started by `run::launch`, in its own process group, stdin from
-//! /dev/null, killed on Ctrl-C).
+//! Builds: template checks and substitution, and parallel builds (each
+//! started by `run::launch`, in its own process group, stdin from
+//! /dev/null, killed on Ctrl-C, with its variant's directory as working
+//! directory so nothing lands in the user's tree).
 //!
 //! A template is split shell-style into words first; placeholders are then
 //! substituted inside the words, so nothing reaches a shell unless `--shell`
 //! asks for one. A word that is exactly `{cflags}` or `{ldflags}` expands to
 //! one word per flag (none when empty); elsewhere a placeholder is replaced by
 //! its text (flags joined by spaces). With `--shell`, the values are quoted
-//! and the text runs under `sh -c`.
+//! and the text runs under `sh -c`. Words naming an existing file relative
+//! to where ghostbench started are made absolute (the build runs elsewhere);
+//! `{src}` is that directory, for `--shell` templates.
 //!
-//! The cache: each build's inputs (argv with its own directory written as
-//! `{dir}`, the exported flags, the compiler's identity and the contents of
-//! every existing file the argv names) hash to a key. A directory whose key
-//! file matches and whose output exists is reused; jobs with equal keys in
-//! one experiment are built once and copied.
+//! The cache (`cache::Cache`, shared by every experiment): a template whose
+//! first word is a C/C++ compiler runs through the `launcher` (objects
+//! cached by their preprocessed source, one link per variant); any other
+//! template's inputs (argv with its own directory written as `{dir}`, the
+//! exported flags, the environment compilers read, the compiler's identity
+//! and the contents of every existing file the argv names) hash to a key
+//! whose entry is the output. Jobs with equal keys in one experiment are
+//! built once and copied.
 
+use super::cache::{Cache, Kind};
+use super::launcher::{self, Counts};
 use crate::run::error::signal_name;
 use crate::run::launch::{self, Launch};
 use crate::run::RunError;
@@ -33,6 +41,77 @@ pub struct Placeholders {
     pub ldflags: Vec<String>,
     pub out: PathBuf,
     pub dir: PathBuf,
+    /// `{launcher}`: the compiler launcher script.
+    pub launcher: PathBuf,
+    /// `{src}`: the directory ghostbench started in.
+    pub src: PathBuf,
+}
+
+impl Placeholders {
+    /// The values of a run template: `{out}`, `{dir}` and `{src}` (no flags).
+    pub fn for_run(out: PathBuf, dir: PathBuf) -> Placeholders {
+        Placeholders {
+            cflags: Vec::new(),
+            ldflags: Vec::new(),
+            out,
+            dir,
+            launcher: PathBuf::new(),
+            src: std::env::current_dir().unwrap_or_default(),
+        }
+    }
+}
+
+/// The variables compilers read, part of every build's and object's key.
+pub const COMPILER_VARIABLES: [&str; 7] = [
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "OBJC_INCLUDE_PATH",
+    "GCC_EXEC_PREFIX",
+    "COMPILER_PATH",
+    "SOURCE_DATE_EPOCH",
+];
+
+/// A template that cannot make a binary ghostbench finds: refused before
+/// anything is built (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("build {name}: the template names no output: use {{out}} (or write {{dir}}/bench), e.g. 'cc -O2 {{cflags}} {{ldflags}} x.c -o {{out}}'")]
+pub struct TemplateError {
+    pub name: String,
+}
+
+/// The static check of a build template: it must name its output.
+pub fn check_template(name: &str, template: &str) -> Result<(), TemplateError> {
+    if template.contains("{out}") || template.contains("{dir}/bench") {
+        Ok(())
+    } else {
+        Err(TemplateError {
+            name: name.to_string(),
+        })
+    }
+}
+
+/// Make the words of `argv` that name an existing path relative to `base`
+/// absolute (also the path of `-I`, `-L`, `-B`, `-include`-style words), so
+/// the build finds them from its own directory. Outputs that do not exist
+/// yet stay relative: they land in the variant's directory.
+pub fn absolutize(argv: &mut [String], base: &Path) {
+    for word in argv.iter_mut().skip(1) {
+        let (prefix, rest) = ["-I", "-L", "-B"]
+            .iter()
+            .find_map(|p| word.strip_prefix(p).map(|r| (*p, r.to_string())))
+            .unwrap_or(("", word.clone()));
+        if rest.is_empty() || rest.starts_with('-') || Path::new(&rest).is_absolute() {
+            continue;
+        }
+        if prefix.is_empty() && word.starts_with('-') {
+            continue;
+        }
+        let full = base.join(&rest);
+        if full.exists() {
+            *word = format!("{prefix}{}", full.display());
+        }
+    }
 }
 
 /// Substitute placeholders into a template: the argv to exec.
@@ -50,7 +129,12 @@ pub fn substitute(template: &str, shell: bool, values: &Placeholders) -> Result<
             .replace("{cflags}", &quote(&values.cflags)?)
             .replace("{ldflags}", &quote(&values.ldflags)?)
             .replace("{out}", &quoted(&values.out.display().to_string())?)
-            .replace("{dir}", &quoted(&values.dir.display().to_string())?);
+            .replace("{dir}", &quoted(&values.dir.display().to_string())?)
+            .replace(
+                "{launcher}",
+                &quoted(&values.launcher.display().to_string())?,
+            )
+            .replace("{src}", &quoted(&values.src.display().to_string())?);
         return Ok(vec!["sh".into(), "-c".into(), text]);
     }
     let words = crate::run::command::split_words(template)?;
@@ -63,7 +147,9 @@ pub fn substitute(template: &str, shell: bool, values: &Placeholders) -> Result<
                 word.replace("{cflags}", &text_of(&values.cflags))
                     .replace("{ldflags}", &text_of(&values.ldflags))
                     .replace("{out}", &values.out.display().to_string())
-                    .replace("{dir}", &values.dir.display().to_string()),
+                    .replace("{dir}", &values.dir.display().to_string())
+                    .replace("{launcher}", &values.launcher.display().to_string())
+                    .replace("{src}", &values.src.display().to_string()),
             ),
         }
     }
@@ -90,6 +176,8 @@ pub struct BuildJob {
     /// CFLAGS, CXXFLAGS and LDFLAGS, with the variant's flags appended.
     pub env: Vec<(String, String)>,
     pub key: u64,
+    /// Run through the launcher (the template's first word is a compiler).
+    pub launched: bool,
 }
 
 impl BuildJob {
@@ -110,6 +198,7 @@ impl BuildJob {
             append("LDFLAGS", &values.ldflags),
         ];
         let key = cache_key(&argv, &env, &values.dir, &values.out);
+        let launched = argv.first().is_some_and(|p| launcher::is_compiler(p));
         BuildJob {
             build,
             seed,
@@ -118,6 +207,7 @@ impl BuildJob {
             argv,
             env,
             key,
+            launched,
         }
     }
 
@@ -149,15 +239,24 @@ pub struct BuildResult {
     pub error: Option<String>,
     /// The last lines of the build's output, on failure.
     pub output_tail: Vec<String>,
+    /// Compiles, cache hits and links (through the launcher), with their time.
+    #[serde(flatten)]
+    pub launched: Counts,
+    /// FNV-1a of the binary's code (its executable sections); None when
+    /// it did not build or is not an ELF file with code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_hash: Option<String>,
 }
 
-const KEY_FILE: &str = ".ghostbench-key";
+/// Where a build's launcher calls log their counts, in its directory.
+const LAUNCH_LOG: &str = ".ghostbench-launch.log";
 
 /// Make every job, at most `parallel` at a time, reusing identical inputs;
 /// a build still running after `timeout` is killed (its process group) and
 /// fails. `on_done` is called on the calling thread after each job.
 pub fn run_all(
     jobs: &[BuildJob],
+    cache: &Cache,
     parallel: usize,
     rebuild: bool,
     timeout: Option<Duration>,
@@ -195,7 +294,7 @@ pub fn run_all(
                 let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
                 let Some(i) = next else { break };
                 if sender
-                    .send((i, build_one(&jobs[i], rebuild, timeout)))
+                    .send((i, build_one(&jobs[i], cache, rebuild, timeout)))
                     .is_err()
                 {
                     break;
@@ -253,10 +352,12 @@ fn failed(job: &BuildJob, seconds: f64, error: String, output_tail: Vec<String>)
         command: job.command_line(),
         error: Some(error),
         output_tail,
+        launched: Counts::default(),
+        code_hash: None,
     }
 }
 
-fn succeeded(job: &BuildJob, seconds: f64, reused: bool) -> BuildResult {
+fn succeeded(job: &BuildJob, seconds: f64, reused: bool, launched: Counts) -> BuildResult {
     BuildResult {
         build: job.build,
         seed: job.seed,
@@ -266,18 +367,21 @@ fn succeeded(job: &BuildJob, seconds: f64, reused: bool) -> BuildResult {
         command: job.command_line(),
         error: None,
         output_tail: Vec::new(),
+        launched,
+        code_hash: crate::elf::code_hash(&job.out).map(|h| format!("{h:016x}")),
     }
 }
 
-fn build_one(job: &BuildJob, rebuild: bool, timeout: Option<Duration>) -> BuildResult {
+fn build_one(
+    job: &BuildJob,
+    cache: &Cache,
+    rebuild: bool,
+    timeout: Option<Duration>,
+) -> BuildResult {
     let started = Instant::now();
-    let key_path = job.dir.join(KEY_FILE);
     let key_text = format!("{:016x}", job.key);
-    if !rebuild
-        && job.out.exists()
-        && std::fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key_text)
-    {
-        return succeeded(job, 0.0, true);
+    if !rebuild && !job.launched && cache.fetch(Kind::Build, &key_text, &job.out) {
+        return succeeded(job, 0.0, true, Counts::default());
     }
     // WORK/BUILD/SEED: owner-only, no link in it (the file-safety rule).
     if let Err(e) = crate::safe_file::private_tail(&job.dir, 2) {
@@ -288,49 +392,59 @@ fn build_one(job: &BuildJob, rebuild: bool, timeout: Option<Duration>) -> BuildR
             Vec::new(),
         );
     }
-    let _ = std::fs::remove_file(&key_path);
     let _ = std::fs::remove_file(&job.out);
-    let output = Launch {
-        env: &job.env,
-        timeout,
-        ..Launch::new(&job.argv)
-    }
-    .run();
-    let seconds = started.elapsed().as_secs_f64();
-    let output = match output {
-        Ok(output) => output,
-        Err(RunError::NotFound { program }) => {
-            return failed(
-                job,
-                seconds,
-                format!("cannot run {program:?}: not found"),
-                Vec::new(),
-            )
-        }
-        Err(e) => {
-            return failed(
-                job,
-                seconds,
-                format!("cannot run {:?}: {e}", job.argv[0]),
-                Vec::new(),
-            )
-        }
-    };
-    let tail = launch::output_tail(&output, 5, 15);
-    if let Some(error) = output.exit.error(timeout) {
-        let how = match error {
-            RunError::Exit(code) => format!("build failed with exit code {code}"),
-            RunError::Signal(signal) => {
-                format!("build killed by signal {signal} ({})", signal_name(signal))
+    let log = job.dir.join(LAUNCH_LOG);
+    let _ = std::fs::remove_file(&log);
+    let (outcome, launched) = if job.launched {
+        match launcher::run(&job.argv, &job.env, &job.dir, cache, !rebuild, timeout) {
+            Ok(counts) => (None, counts),
+            Err(failure) => {
+                let tail = failure
+                    .outcome
+                    .as_deref()
+                    .map(|o| launch::output_tail(o, 5, 15))
+                    .unwrap_or_default();
+                let how = describe(&failure.error, timeout, &job.argv[0]);
+                let seconds = started.elapsed().as_secs_f64();
+                return failed(job, seconds, format!("{how}: {}", failure.command), tail);
             }
-            RunError::Interrupted => format!("build {}", crate::run::interrupt::cause()),
-            RunError::Timeout(limit) => format!(
-                "build timed out after {} s (--build-timeout); its process group was killed",
-                limit.as_secs_f64()
-            ),
-            other => format!("build failed: {other}"),
+        }
+    } else {
+        let mut env = job.env.clone();
+        env.push((launcher::LOG_VARIABLE.into(), log.display().to_string()));
+        env.push((
+            launcher::CACHE_VARIABLE.into(),
+            cache.root.display().to_string(),
+        ));
+        let output = Launch {
+            env: &env,
+            timeout,
+            cwd: Some(&job.dir),
+            ..Launch::new(&job.argv)
+        }
+        .run();
+        let launched =
+            launcher::Counts::from_log(&std::fs::read_to_string(&log).unwrap_or_default());
+        (Some(output), launched)
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mut tail = Vec::new();
+    if let Some(output) = outcome {
+        let output = match output {
+            Ok(output) => output,
+            Err(e) => {
+                return failed(
+                    job,
+                    seconds,
+                    describe(&e, timeout, &job.argv[0]),
+                    Vec::new(),
+                )
+            }
         };
-        return failed(job, seconds, how, tail);
+        tail = launch::output_tail(&output, 5, 15);
+        if let Some(error) = output.exit.error(timeout) {
+            return failed(job, seconds, describe(&error, timeout, &job.argv[0]), tail);
+        }
     }
     if !job.out.exists() {
         return failed(
@@ -343,8 +457,33 @@ fn build_one(job: &BuildJob, rebuild: bool, timeout: Option<Duration>) -> BuildR
             tail,
         );
     }
-    let _ = std::fs::write(&key_path, key_text);
-    succeeded(job, seconds, false)
+    if !job.launched {
+        let _ = cache.put(Kind::Build, &key_text, &job.out);
+    }
+    succeeded(job, seconds, false, launched)
+}
+
+/// A build's failure in words.
+fn describe(error: &RunError, timeout: Option<Duration>, program: &str) -> String {
+    match error {
+        RunError::NotFound { program } => format!("cannot run {program:?}: not found"),
+        RunError::Exit(code) => format!("build failed with exit code {code}"),
+        RunError::Signal(signal) => {
+            format!("build killed by signal {signal} ({})", signal_name(*signal))
+        }
+        RunError::Interrupted => format!("build {}", crate::run::interrupt::cause()),
+        RunError::Timeout(limit) => format!(
+            "build timed out after {} s (--build-timeout); its process group was killed",
+            limit.as_secs_f64()
+        ),
+        RunError::Spawn { .. } | RunError::Setup(_) => {
+            format!("cannot run {program:?}: {error}")
+        }
+        other => {
+            let _ = timeout;
+            format!("build failed: {other}")
+        }
+    }
 }
 
 fn copy_build(from: &BuildJob, to: &BuildJob) -> BuildResult {
@@ -352,11 +491,10 @@ fn copy_build(from: &BuildJob, to: &BuildJob) -> BuildResult {
         crate::safe_file::private_tail(&to.dir, 2)?;
         let _ = std::fs::remove_file(&to.out);
         std::fs::copy(&from.out, &to.out)?;
-        std::fs::write(to.dir.join(KEY_FILE), format!("{:016x}", to.key))?;
         Ok(())
     };
     match copy() {
-        Ok(()) => succeeded(to, 0.0, true),
+        Ok(()) => succeeded(to, 0.0, true, Counts::default()),
         Err(e) => failed(
             to,
             0.0,
@@ -402,6 +540,11 @@ fn cache_key(argv: &[String], env: &[(String, String)], dir: &Path, out: &Path) 
         hash.write(name.as_bytes());
         hash.write(value.replace(&dir_text, "{dir}").as_bytes());
     }
+    // The environment the build sees beyond the flags.
+    for name in COMPILER_VARIABLES.iter().chain(&["PATH", "CC", "CXX"]) {
+        hash.write(name.as_bytes());
+        hash.write(std::env::var(name).unwrap_or_default().as_bytes());
+    }
     // The compiler's identity: its resolved path, size and modification time.
     if let Ok(program) = crate::run::command::resolve_program(&argv[0], std::env::var_os("PATH")) {
         let program = std::fs::canonicalize(&program).unwrap_or(program);
@@ -441,6 +584,8 @@ mod tests {
             ldflags: vec![],
             out: PathBuf::from("/w/b 1/bin"),
             dir: PathBuf::from("/w/b 1"),
+            launcher: PathBuf::from("/c/launch"),
+            src: PathBuf::from("/s"),
         }
     }
 
@@ -498,6 +643,8 @@ mod tests {
             ldflags: vec![],
             out: dir.join("bin"),
             dir: dir.to_path_buf(),
+            launcher: PathBuf::from("/c/launch"),
+            src: PathBuf::from("/s"),
         };
         let argv = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
         BuildJob::new(0, 0, argv, &values)
@@ -506,22 +653,30 @@ mod tests {
     #[test]
     fn a_build_runs_once_then_comes_from_the_cache() {
         let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::open(tmp.path()).unwrap();
         let dir = tmp.path().join("b/1");
         let job = shell_job(&dir, &format!("echo $CFLAGS > {}/bin", dir.display()));
-        let first = build_one(&job, false, None);
+        let first = build_one(&job, &cache, false, None);
         assert!(first.ok && !first.reused, "{first:?}");
         assert!(dir.join("bin").exists());
-        let second = build_one(&job, false, None);
+        // Another experiment's directory: the shared cache has it.
+        let other = tmp.path().join("c/1");
+        let job2 = shell_job(&other, &format!("echo $CFLAGS > {}/bin", other.display()));
+        assert_eq!(job.key, job2.key);
+        let elsewhere = build_one(&job2, &cache, false, None);
+        assert!(elsewhere.ok && elsewhere.reused, "{elsewhere:?}");
+        let second = build_one(&job, &cache, false, None);
         assert!(second.ok && second.reused, "{second:?}");
-        assert!(!build_one(&job, true, None).reused);
+        assert!(!build_one(&job, &cache, true, None).reused);
     }
 
     #[test]
     fn failed_builds_say_how_and_keep_their_last_output() {
         let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::open(tmp.path()).unwrap();
         let tmp = tmp.path().join("B/1");
         let failing = shell_job(&tmp, "echo compiling; echo 'x.c:1: error' >&2; exit 3");
-        let result = build_one(&failing, false, None);
+        let result = build_one(&failing, &cache, false, None);
         assert!(!result.ok);
         assert_eq!(
             result.error.as_deref(),
@@ -530,15 +685,15 @@ mod tests {
         assert_eq!(result.output_tail, ["compiling", "x.c:1: error"]);
         let crashing = shell_job(&tmp, "kill -SEGV $$");
         assert_eq!(
-            build_one(&crashing, false, None).error.as_deref(),
+            build_one(&crashing, &cache, false, None).error.as_deref(),
             Some("build killed by signal 11 (SIGSEGV)")
         );
         let silent = shell_job(&tmp, "true");
-        let error = build_one(&silent, false, None).error.unwrap();
+        let error = build_one(&silent, &cache, false, None).error.unwrap();
         assert!(error.contains("did not write"), "{error}");
         let mut missing = shell_job(&tmp, "true");
         missing.argv[0] = "ghostbench-no-such-compiler".into();
-        let error = build_one(&missing, false, None).error.unwrap();
+        let error = build_one(&missing, &cache, false, None).error.unwrap();
         assert!(error.contains("ghostbench-no-such-compiler"), "{error}");
     }
 }

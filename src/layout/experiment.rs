@@ -72,6 +72,11 @@ pub fn run(
     if options.max_layouts.is_some_and(|m| m < options.layouts) {
         bail!("--max-layouts must be at least the first batch of --layouts");
     }
+    // Before anything is built: a template that names no output would
+    // build every variant only to fail at the end.
+    for build in &options.builds {
+        super::builds::check_template(&build.name, &build.template)?;
+    }
     // Owner-only, walked without following links: the experiment's name is
     // predictable, so a directory or link planted there is refused.
     let work_dir = crate::safe_file::private_dir(
@@ -86,7 +91,14 @@ pub fn run(
     })?;
     let work_dir = std::fs::canonicalize(&work_dir).unwrap_or(work_dir);
 
-    let resolved = resolve_sources(options, &work_dir);
+    let cache = super::cache::Cache::open(&options.work_root).with_context(|| {
+        format!(
+            "cannot use {}",
+            options.work_root.join(super::cache::DIR).display()
+        )
+    })?;
+    let cache_cap = super::cache::max_bytes().map_err(|e| anyhow::anyhow!(e))?;
+    let resolved = resolve_sources(options, &cache.root);
     let (sources, linker, pads, mut heap) = (
         resolved.statuses,
         resolved.linker,
@@ -119,10 +131,11 @@ pub fn run(
         },
         ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
     )?;
+    let mut defaults: std::collections::HashMap<usize, String> = Default::default();
     let mut build = |batch: &[Variant], progress: &mut dyn FnMut(&Progress)| -> Result<Batch> {
         let started = Instant::now();
-        let jobs = build_jobs(options, &work_dir, batch, &pads, linker.as_ref())?;
-        let results = build_batch(options, &jobs, progress);
+        let jobs = build_jobs(options, &work_dir, &cache, batch, &pads, linker.as_ref())?;
+        let results = build_batch(options, &cache, &jobs, progress);
         // The default layouts show whether the shim can apply at all.
         if heap.is_some() {
             if let Some(why) = heap_inapplicable(options, &jobs) {
@@ -130,15 +143,25 @@ pub fn run(
                 heap_off = Some(why);
             }
         }
+        for r in results.iter().filter(|r| r.seed == 0 && r.ok) {
+            if let Some(h) = &r.code_hash {
+                defaults.insert(r.build, h.clone());
+            }
+        }
+        // Variants identical across builds measure nothing: left out.
+        let (identical, misfired) =
+            super::identical::find(&options.builds, batch, &results, &defaults);
         let seeds: Vec<u64> = batch
             .iter()
             .map(|v| v.seed)
             .filter(|&seed| results.iter().filter(|r| r.seed == seed).all(|r| r.ok))
+            .filter(|seed| !misfired.contains(seed))
             .collect();
         Ok(Batch {
             pairs: run_pairs(options, &jobs, &seeds, heap.as_deref())?,
             results,
             seeds,
+            identical,
             build_s: started.elapsed().as_secs_f64(),
         })
     };
@@ -167,6 +190,8 @@ pub fn run(
     for variant in &mut report.variants {
         *variant = variant.clone().with_heap(heap_on);
     }
+    // The cache stays within its cap: least recently used entries go.
+    cache.prune(cache_cap);
     let reused = report
         .build_results
         .iter()
@@ -180,7 +205,7 @@ pub fn run(
         report.notes.push(Note::BuildsReused {
             reused,
             builds: report.build_results.len(),
-            cache: work_dir.display().to_string(),
+            cache: cache.root.display().to_string(),
         });
     }
     // Interrupted during the first builds: nothing ran, and the builds the
@@ -273,6 +298,8 @@ pub struct Batch {
     pub seeds: Vec<u64>,
     pub pairs: Vec<(usize, u64, Prepared)>,
     pub build_s: f64,
+    /// Variants whose code came out identical (those across builds are not in `seeds`).
+    pub identical: Vec<super::identical::Identical>,
 }
 
 /// Builds one batch of variants, reporting progress.
@@ -324,6 +351,9 @@ pub fn look_loop(
                 report.variants.extend(batch);
                 report.used_seeds.extend(&built.seeds);
                 report.build_results.extend(built.results);
+                report
+                    .notes
+                    .extend(built.identical.into_iter().map(Note::Identical));
                 // A signal during the builds: no runs start, and what was
                 // built and run so far is the report (exit 130/143/129, not
                 // "too few built").

@@ -12,11 +12,14 @@
 
 pub mod analysis;
 pub mod builds;
+pub mod cache;
 pub mod emit;
 pub mod experiment;
 pub mod explain;
 pub mod explanation;
 pub mod heap;
+pub mod identical;
+pub mod launcher;
 pub mod merged;
 pub mod plan;
 pub mod profile;
@@ -429,6 +432,9 @@ pub enum Note {
         builds: usize,
         cache: String,
     },
+    /// Variants whose code came out identical across builds (left out) or
+    /// within a build, with the flag that made them so.
+    Identical(identical::Identical),
     /// Variants left out for every build because a build failed; the first failure.
     VariantsLeftOut {
         left_out: usize,

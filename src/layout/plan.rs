@@ -4,6 +4,7 @@
 //! built (build, variant), and the stable names of the work directories.
 
 use super::builds::{self, BuildJob, BuildResult, Placeholders};
+use super::cache::Cache;
 use super::variants::{pad_assembly, ShuffleLinker, Source, SourceStatus, Variant};
 use super::{LayoutOptions, LayoutReport, Phase, Progress, State, Status, MIN_VARIANTS};
 use crate::run::command::CommandSpec;
@@ -16,10 +17,18 @@ use std::path::{Path, PathBuf};
 pub(super) fn build_jobs(
     options: &LayoutOptions,
     work_dir: &Path,
+    cache: &Cache,
     batch: &[Variant],
     pads: &[(u32, PathBuf)],
     linker: Option<&ShuffleLinker>,
 ) -> Result<Vec<BuildJob>> {
+    let src = std::env::current_dir().context("cannot read the current directory")?;
+    let launcher = match std::env::current_exe() {
+        Ok(exe) => cache
+            .launcher(&exe)
+            .with_context(|| format!("cannot write the launcher in {}", cache.root.display()))?,
+        Err(_) => cache.root.join("bin/launch"),
+    };
     let mut jobs = Vec::new();
     let orders =
         super::rust::order_files(pads).context("cannot write the symbol ordering files")?;
@@ -37,9 +46,14 @@ pub(super) fn build_jobs(
                 ldflags: variant.ldflags(pad, linker),
                 out: dir.join("bench"),
                 dir: dir.clone(),
+                launcher: launcher.clone(),
+                src: src.clone(),
             };
-            let argv = builds::substitute(&build.template, options.shell, &values)
+            let mut argv = builds::substitute(&build.template, options.shell, &values)
                 .with_context(|| format!("build {}", build.name))?;
+            if !options.shell {
+                builds::absolutize(&mut argv, &src);
+            }
             let rust = super::rust::variable(variant, pads, &orders);
             jobs.push(BuildJob::new(b, variant.seed, argv, &values).with_env(vec![rust]));
         }
@@ -47,9 +61,12 @@ pub(super) fn build_jobs(
     Ok(jobs)
 }
 
-/// Build one batch in parallel, reporting each job as it ends.
+/// Build one batch in parallel, reporting each job as it ends. The default
+/// layout (seed 0) of every build comes first: when one fails, nothing else
+/// is built (a broken template fails once, not once per variant).
 pub(super) fn build_batch(
     options: &LayoutOptions,
+    cache: &Cache,
     jobs: &[BuildJob],
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Vec<BuildResult> {
@@ -61,32 +78,57 @@ pub(super) fn build_batch(
         total,
         message: "building".into(),
     });
-    builds::run_all(
-        jobs,
-        options.jobs,
-        options.rebuild,
-        Some(options.build_timeout),
-        &mut |r| {
-            done += 1;
-            on_progress(&Progress {
-                phase: Phase::Build,
-                done,
-                total,
-                message: format!(
-                    "{} seed {}: {}",
-                    options.builds[r.build].name,
-                    r.seed,
-                    if !r.ok {
-                        "FAILED"
-                    } else if r.reused {
-                        "reused"
-                    } else {
-                        "built"
-                    }
-                ),
-            });
-        },
-    )
+    let (first, rest): (Vec<BuildJob>, Vec<BuildJob>) =
+        jobs.iter().cloned().partition(|j| j.seed == 0);
+    let mut results = Vec::with_capacity(total);
+    for part in [first, rest] {
+        if part.is_empty() {
+            continue;
+        }
+        if results.iter().any(|r: &BuildResult| !r.ok) {
+            results.extend(part.iter().map(|job| BuildResult {
+                build: job.build,
+                seed: job.seed,
+                ok: false,
+                reused: false,
+                seconds: 0.0,
+                command: job.command_line(),
+                error: Some("not built: a default layout (seed 0) failed first".into()),
+                output_tail: Vec::new(),
+                launched: Default::default(),
+                code_hash: None,
+            }));
+            continue;
+        }
+        results.extend(builds::run_all(
+            &part,
+            cache,
+            options.jobs,
+            options.rebuild,
+            Some(options.build_timeout),
+            &mut |r| {
+                done += 1;
+                on_progress(&Progress {
+                    phase: Phase::Build,
+                    done,
+                    total,
+                    message: format!(
+                        "{} seed {}: {}",
+                        options.builds[r.build].name,
+                        r.seed,
+                        if !r.ok {
+                            "FAILED"
+                        } else if r.reused {
+                            "reused"
+                        } else {
+                            "built"
+                        }
+                    ),
+                });
+            },
+        ));
+    }
+    results
 }
 
 /// The status when the first batch left too few variants (or lost the
@@ -109,7 +151,43 @@ pub(super) fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> O
             command: String::new(),
             error: Some("no variants".into()),
             output_tail: Vec::new(),
+            launched: Default::default(),
+            code_hash: None,
         });
+    let misfired = report.notes.iter().find_map(|n| match n {
+        super::Note::Identical(found @ super::identical::Identical::AcrossBuilds { .. }) => {
+            Some(found.clone())
+        }
+        _ => None,
+    });
+    if report.failed_builds().next().is_none() {
+        if let Some(super::identical::Identical::AcrossBuilds {
+            build,
+            other,
+            cause,
+            ..
+        }) = misfired
+        {
+            let why = match cause {
+                Some(c) if c.own_wins => format!(
+                    "{}'s own {} after {{cflags}} overrides the variant's {}",
+                    c.build, c.own, c.variant
+                ),
+                Some(c) => format!(
+                    "the variant's {} overrides {}'s own {} before {{cflags}}; leave that source out of --sources",
+                    c.variant, c.build, c.own
+                ),
+                None => "no flag of the templates explains it".into(),
+            };
+            return Some(Status::new(
+                State::BuildFailed,
+                Some(format!(
+                    "only {} variants differ between the builds, need at least {MIN_VARIANTS}: {build}'s code equals {other}'s in the others ({why})",
+                    used.len()
+                )),
+            ));
+        }
+    }
     let why = if used.first() != Some(&0) {
         "the default layout (seed 0) did not build".to_string()
     } else {
@@ -196,12 +274,7 @@ pub(super) fn run_pairs(
             let Some(job) = jobs.iter().find(|j| j.build == b && j.seed == seed) else {
                 continue;
             };
-            let values = Placeholders {
-                cflags: Vec::new(),
-                ldflags: Vec::new(),
-                out: job.dir.join("bench"),
-                dir: job.dir.clone(),
-            };
+            let values = Placeholders::for_run(job.dir.join("bench"), job.dir.clone());
             let argv = builds::substitute(&options.run_template, options.shell, &values)?;
             let spec = CommandSpec {
                 name: format!("{} seed {seed}", build.name),

@@ -32,12 +32,10 @@ pub fn take(
     let _ = std::fs::remove_dir_all(&dir);
     crate::safe_file::private_dir(work_dir, &relative)
         .with_context(|| format!("cannot create {}", dir.display()))?;
-    let values = Placeholders {
-        cflags: Vec::new(),
-        ldflags: Vec::new(),
-        out: binary.to_path_buf(),
-        dir: binary.parent().unwrap_or(Path::new(".")).to_path_buf(),
-    };
+    let values = Placeholders::for_run(
+        binary.to_path_buf(),
+        binary.parent().unwrap_or(Path::new(".")).to_path_buf(),
+    );
     let argv = builds::substitute(&options.run_template, options.shell, &values)
         .context("cannot profile: run template")?;
     // %p: with --shell (or a wrapper script) every child process writes its own file.

@@ -297,6 +297,7 @@ mod tests {
                 timeout: None,
                 poll: false,
                 stdout: Keep::Tail(1024),
+                cwd: None,
             },
             &mut Capture::new(None).expect("capture"),
             Some(&mut hook),

@@ -30,6 +30,8 @@ pub struct Launch<'a> {
     pub timeout: Option<Duration>,
     /// The part of stdout kept; None discards it.
     pub stdout: Option<Keep>,
+    /// The working directory; None = ghostbench's own.
+    pub cwd: Option<&'a Path>,
 }
 
 impl<'a> Launch<'a> {
@@ -42,6 +44,7 @@ impl<'a> Launch<'a> {
             stdin: None,
             timeout: None,
             stdout: Some(Keep::Tail(STDOUT_TAIL)),
+            cwd: None,
         }
     }
 
@@ -76,6 +79,7 @@ impl<'a> Launch<'a> {
                 timeout: self.timeout,
                 poll: true,
                 stdout: self.stdout.unwrap_or(Keep::Tail(0)),
+                cwd: self.cwd,
             },
             &mut capture,
             None,

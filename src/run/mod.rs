@@ -500,6 +500,7 @@ fn spawn_with(
             } else {
                 Keep::Tail(64 << 10)
             },
+            cwd: None,
         },
         capture,
         hook,

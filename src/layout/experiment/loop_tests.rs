@@ -40,6 +40,8 @@ fn builds_of(names: &'static [&'static str], failing: &'static [u64]) -> Box<Bui
                     command: format!("build {name} {}", v.seed),
                     error: (!ok).then(|| "no such flag".to_string()),
                     output_tail: Vec::new(),
+                    launched: Default::default(),
+                    code_hash: None,
                 });
             }
         }
@@ -58,6 +60,7 @@ fn builds_of(names: &'static [&'static str], failing: &'static [u64]) -> Box<Bui
             seeds,
             pairs,
             build_s: 0.0,
+            identical: Vec::new(),
         })
     })
 }

@@ -217,6 +217,54 @@ pub fn hint(undecided: &Undecided, layout_noise: f64, margin: f64) -> String {
     }
 }
 
+/// Identical variants, their cause, and what to do.
+pub fn identical(found: &crate::layout::identical::Identical) -> String {
+    use crate::layout::identical::{Cause, Identical};
+    let seeds = |s: &[u64]| {
+        let list: Vec<String> = s.iter().map(u64::to_string).collect();
+        format!(
+            "seed{} {}",
+            if s.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )
+    };
+    let because = |cause: &Option<Cause>| {
+        match cause {
+        Some(c) if c.own_wins => format!(
+            ": {}'s own {} comes after {{cflags}} and overrides the variant's {}; put it before {{cflags}}, or leave the source that sets it out of --sources",
+            c.build, c.own, c.variant
+        ),
+        Some(c) => format!(
+            ": the variant's {} overrides {}'s own {} (it comes before {{cflags}}), so the flag the builds differ in is gone; leave the source that sets it out of --sources (e.g. --sources shift,shuffle,env for an alignment flag)",
+            c.variant, c.build, c.own
+        ),
+        None => ": no flag of the templates explains it".into(),
+    }
+    };
+    match found {
+        Identical::AcrossBuilds {
+            build,
+            other,
+            seeds: s,
+            cause,
+        } => format!(
+            "{build} and {other} have identical code in {} though not in the default layout; left out of the interval{}",
+            seeds(s),
+            because(cause)
+        ),
+        Identical::WithinBuild {
+            build,
+            seeds: s,
+            same_as,
+            cause,
+        } => format!(
+            "{build}'s variants {} have the same code as its seed {same_as} although their layouts differ, so it has fewer distinct layouts than counted{}",
+            seeds(s),
+            because(cause)
+        ),
+    }
+}
+
 /// One note in words.
 pub fn note(note: &Note) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -228,6 +276,7 @@ pub fn note(note: &Note) -> String {
             builds,
             cache,
         } => format!("{reused} of {builds} builds reused from identical inputs (cache in {cache})"),
+        Note::Identical(found) => identical(found),
         Note::VariantsLeftOut {
             left_out,
             variants,
@@ -559,8 +608,26 @@ pub fn time(report: &LayoutReport) -> Option<String> {
     } else {
         String::new()
     };
+    let mut launched = crate::layout::launcher::Counts::default();
+    for r in &report.build_results {
+        launched.add(&r.launched);
+    }
+    let split = if launched.compiles + launched.compile_hits + launched.links > 0 {
+        format!(
+            " ({} compile{} {:.1} s, {} from the cache; {} link{} {:.1} s; summed over parallel jobs)",
+            launched.compiles,
+            if launched.compiles == 1 { "" } else { "s" },
+            launched.compile_s,
+            launched.compile_hits,
+            launched.links,
+            if launched.links == 1 { "" } else { "s" },
+            launched.link_s
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
-        "{}: builds {:.1} s, runs {:.1} s{explain}, total {:.1} s",
+        "{}: builds {:.1} s{split}, runs {:.1} s{explain}, total {:.1} s",
         label::TIME,
         t.build_s,
         t.run_s,

@@ -292,6 +292,8 @@ fn report() -> LayoutReport {
             command: "cc -O3 -falign-functions=64 -o /w/B/8/bench x.c".into(),
             error: Some("exit status 1".into()),
             output_tail: vec!["cc: error: unrecognized option".into()],
+            launched: Default::default(),
+            code_hash: None,
         }],
         status: Status {
             state: State::RunFailed,

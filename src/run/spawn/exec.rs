@@ -38,6 +38,8 @@ pub(super) struct ExecArgs {
     argv_ptrs: Vec<*const libc::c_char>,
     _envp: Vec<CString>,
     envp_ptrs: Vec<*const libc::c_char>,
+    /// The working directory to change to before exec.
+    cwd: Option<CString>,
 }
 
 impl ExecArgs {
@@ -47,6 +49,7 @@ impl ExecArgs {
         program: &Path,
         argv: &[String],
         extra_env: &[(String, String)],
+        cwd: Option<&Path>,
     ) -> Result<ExecArgs, RunError> {
         let shown = program.display().to_string();
         let cstr = |bytes: &[u8]| {
@@ -56,6 +59,7 @@ impl ExecArgs {
             })
         };
         let program = cstr(program.as_os_str().as_bytes())?;
+        let cwd = cwd.map(|c| cstr(c.as_os_str().as_bytes())).transpose()?;
         let argv: Vec<CString> = argv
             .iter()
             .map(|a| cstr(a.as_bytes()))
@@ -88,6 +92,7 @@ impl ExecArgs {
             argv_ptrs,
             _envp: envp,
             envp_ptrs,
+            cwd,
         })
     }
 
@@ -121,6 +126,9 @@ pub(super) fn spawn_direct(
         libc::posix_spawnattr_init(&mut attr);
         for (target, fd) in streams.into_iter().enumerate() {
             libc::posix_spawn_file_actions_adddup2(&mut actions, fd, target as libc::c_int);
+        }
+        if let Some(cwd) = &args.cwd {
+            libc::posix_spawn_file_actions_addchdir_np(&mut actions, cwd.as_ptr());
         }
         let mut defaults: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut defaults);
@@ -269,6 +277,11 @@ unsafe fn child_exec(
     }
     for (target, fd) in streams.into_iter().enumerate() {
         if libc::dup2(fd, target as libc::c_int) < 0 {
+            report_errno_and_exit(pipes.exec_error_write);
+        }
+    }
+    if let Some(cwd) = &args.cwd {
+        if libc::chdir(cwd.as_ptr()) != 0 {
             report_errno_and_exit(pipes.exec_error_write);
         }
     }

@@ -48,6 +48,8 @@ pub struct SpawnRequest<'a> {
     pub poll: bool,
     /// The part of stdout kept: its head for metrics, else its tail for errors.
     pub stdout: Keep,
+    /// The child's working directory; None = ghostbench's own.
+    pub cwd: Option<&'a Path>,
 }
 
 /// What one run produced.
@@ -78,7 +80,7 @@ pub fn spawn(
     before_exec: Option<BeforeExec>,
 ) -> Result<Outcome, RunError> {
     wait::ensure_handler();
-    let args = ExecArgs::new(req.program, req.argv, req.extra_env)?;
+    let args = ExecArgs::new(req.program, req.argv, req.extra_env, req.cwd)?;
     capture
         .rewind_input()
         .map_err(|e| RunError::Setup(format!("{e:#}")))?;
@@ -153,6 +155,7 @@ mod tests {
                 timeout,
                 poll: false,
                 stdout: Keep::Head(1 << 20),
+                cwd: None,
             },
             &mut Capture::new(None).unwrap(),
             None,
@@ -222,6 +225,7 @@ mod tests {
                 timeout: None,
                 poll: false,
                 stdout: Keep::Head(1 << 20),
+                cwd: None,
             };
             spawn(&req, &mut capture, None).unwrap()
         };
@@ -246,6 +250,7 @@ mod tests {
             timeout: None,
             poll: false,
             stdout: Keep::Head(10),
+            cwd: None,
         };
         let err = spawn(&req, &mut Capture::new(None).unwrap(), None).unwrap_err();
         assert!(matches!(err, RunError::Spawn { .. }), "{err:?}");
@@ -265,6 +270,7 @@ mod tests {
             timeout: None,
             poll: false,
             stdout: Keep::Head(10),
+            cwd: None,
         };
         let mut seen = 0;
         let mut callback = |pid: i32| {

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end `ghostbench layout` on a real project (issue 25): the SQLite
+# amalgamation (from the libsqlite3-sys crate in the cargo registry) with the
+# driver benches/sqlite_work.c, -O2 against -O3, LAYOUTS layouts (default 16).
+# Prints the wall time, the load average before and after (the machine may be
+# shared), and from the JSON: build and run time, compiles and links.
+#
+# Usage: benches/layout_sqlite.sh [GHOSTBENCH] [LAYOUTS] [ROUNDS] [WORKDIR]
+#   GHOSTBENCH defaults to target/release/ghostbench (built first);
+#   WORKDIR (default: a fresh temporary directory) holds .ghostbench/, so a
+#   second call with the same WORKDIR shows what the shared cache reuses.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+gb=${1:-}
+layouts=${2:-16}
+rounds=${3:-3}
+work=${4:-$(mktemp -d)}
+if [ -z "$gb" ]; then
+  (cd "$repo" && cargo build --release --quiet)
+  gb=$repo/target/release/ghostbench
+fi
+sq=$(ls -d ~/.cargo/registry/src/*/libsqlite3-sys-*/sqlite3 2>/dev/null | sort -V | tail -1)
+if [ -z "$sq" ] || [ ! -f "$sq/sqlite3.c" ]; then
+  echo "no libsqlite3-sys in ~/.cargo/registry: run 'cargo fetch' in a crate that depends on libsqlite3-sys" >&2
+  exit 1
+fi
+mkdir -p "$work"
+cd "$work"
+flags="-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I$sq"
+echo "sqlite: $sq; work: $work; $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+start=$(date +%s.%N)
+timeout -k 5 3600 "$gb" layout --quiet --color never --layouts "$layouts" --rounds "$rounds" \
+  --build "O2=cc -O2 $flags {cflags} {ldflags} $sq/sqlite3.c $repo/benches/sqlite_work.c -o {out}" \
+  --build "O3=cc -O3 $flags {cflags} {ldflags} $sq/sqlite3.c $repo/benches/sqlite_work.c -o {out}" \
+  --run '{out}' --metric user --json layout.json > layout.txt || echo "exit $?"
+end=$(date +%s.%N)
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$start" "$end" <<'PY'
+import json, sys
+r = json.load(open("layout.json"))
+t = r["timing"]
+total = float(sys.argv[2]) - float(sys.argv[1])
+b = r["build_results"]
+compiles = sum(x.get("compiles", 0) for x in b)
+links = sum(x.get("links", 0) for x in b)
+built = sum(1 for x in b if not x["reused"])
+print(f"wall {total:.1f} s: builds {t['build_s']:.1f} s, runs {t['run_s']:.1f} s; "
+      f"{len(b)} builds ({built} ran their template), {compiles} compiles, {links} links")
+for k in ("compile_s", "link_s"):
+    if k in t:
+        print(f"  {k} {t[k]:.1f}")
+for row in r["matrix"]:
+    c = row.get("comparison")
+    if c:
+        print(f"  {row['metric']} {c['verdict']} controlled {c['controlled']['estimate']:.3f} default {c['default_ratio']['estimate']:.3f}")
+PY

@@ -1,0 +1,459 @@
+//! Integration tests of `layout`'s builds (issue 25): the static template
+//! check, builds that leave nothing in the user's tree, the shared cache and
+//! relink-only variants (compiles counted from the JSON, never timed),
+//! identical variants named with their cause, the make and cmake workflows of
+//! docs/layout-workflows.md, and `ghostbench cache`. Fixtures are compiled at
+//! test time; verdicts come from placed.c's modelled cost.
+
+mod common;
+
+use common::{fixture, read_json, require_tool, timing_lock, PLACED_COST};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// `ghostbench layout ARGS` in `dir` with a few layouts and one round; the
+/// process output.
+fn layout(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec![
+        "layout",
+        "--metric",
+        PLACED_COST,
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--color",
+        "never",
+    ];
+    all.extend_from_slice(args);
+    common::run_within(dir, &all, LIMIT)
+}
+
+/// Every path under `dir` except `.ghostbench/`, with its size.
+fn snapshot(dir: &Path) -> BTreeSet<(PathBuf, u64)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<(PathBuf, u64)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == ".ghostbench") {
+                continue;
+            }
+            let meta = entry.metadata().unwrap();
+            out.insert((path.strip_prefix(root).unwrap().to_path_buf(), meta.len()));
+            if meta.is_dir() {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn sum(report: &Value, build: u64, key: &str) -> u64 {
+    report["build_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["build"] == build)
+        .map(|r| r[key].as_u64().unwrap_or(0))
+        .sum()
+}
+
+fn notes(report: &Value) -> Vec<String> {
+    report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str().map(String::from))
+        .collect()
+}
+
+/// A template without `{out}`: exit 2 at once, nothing built or written.
+#[test]
+fn a_template_without_out_is_refused_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("built");
+    let started = Instant::now();
+    let output = layout(
+        dir.path(),
+        &[
+            "--build",
+            &format!("A=touch {}", marker.display()),
+            "--build",
+            "B=cc x.c -o {out}",
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("build A") && stderr.contains("{out}"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!marker.exists());
+    assert!(!dir.path().join(".ghostbench/work").exists());
+}
+
+/// Builds run in their own directories: a compiler's by-products
+/// (`-save-temps`) and a relative source stay out of the user's tree, and a
+/// failing seed 0 stops every other build.
+#[test]
+fn nothing_lands_in_the_users_tree_and_a_failing_default_stops_the_builds() {
+    if !require_tool("cc") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("layout", "placed.c"), dir.path().join("placed.c")).unwrap();
+    let before = snapshot(dir.path());
+    let report_dir = tempfile::tempdir().unwrap();
+    let json = report_dir.path().join("r.json");
+    let output = layout(
+        dir.path(),
+        &[
+            "--build",
+            "A=cc -O2 -save-temps {cflags} {ldflags} placed.c -o {out}",
+            "--build",
+            "B=cc -O2 -save-temps -DWORK=130 {cflags} {ldflags} placed.c -o {out}",
+            "--layouts",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(snapshot(dir.path()), before, "files appeared in the tree");
+    assert_eq!(read_json(&json)["status"]["state"], "finished");
+
+    // Seed 0 of B fails: one failure reported, no other build attempted.
+    let output = common::run_within(
+        dir.path(),
+        &[
+            "layout",
+            "--shell",
+            "--quiet",
+            "--color",
+            "never",
+            "--layouts",
+            "4",
+            "--build",
+            "A=cc -O2 {cflags} {ldflags} placed.c -o {out}",
+            "--build",
+            "B=case {dir} in */0) exit 7;; esac; cc -O2 {cflags} {ldflags} placed.c -o {out}",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(output.status.code(), Some(5), "{output:?}");
+    let report = read_json(&json);
+    let ran: Vec<&Value> = report["build_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["seed"] != 0)
+        .collect();
+    assert!(
+        ran.iter()
+            .all(|r| r["ok"] == false && r["error"].as_str().unwrap().contains("seed 0")),
+        "{ran:?}"
+    );
+    assert!(
+        report["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("B seed 0"),
+        "{}",
+        report["status"]
+    );
+    // --shell templates run in the variant's directory too: `placed.c` is not there.
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+/// Relink-only variants and the shared cache: compiles ≤ the distinct
+/// compile-flag sets; a second experiment changing only B compiles nothing
+/// for A (counted in the JSON), and the time line shows compiles and links.
+#[test]
+fn variants_relink_and_a_second_experiment_reuses_the_baselines_objects() {
+    if !require_tool("cc") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "placed.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    let a = format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}");
+    let output = layout(
+        dir.path(),
+        &[
+            "--build",
+            &a,
+            "--build",
+            &format!("B=cc -O2 -DWORK=130 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--layouts",
+            "8",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report = read_json(&json);
+    let flag_sets: BTreeSet<String> = report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| format!("{} {}", v["align"], v["shuffle"].is_null()))
+        .collect();
+    for b in [0, 1] {
+        let compiles = sum(&report, b, "compiles");
+        assert!(
+            compiles >= 1 && compiles as usize <= flag_sets.len(),
+            "build {b}: {compiles} compiles for {} flag sets",
+            flag_sets.len()
+        );
+        assert_eq!(sum(&report, b, "links"), 8, "one link per variant");
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(" compiles ") || stdout.contains(" compile "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("links"), "{stdout}");
+
+    // Only B changes: A compiles nothing.
+    let output = layout(
+        dir.path(),
+        &[
+            "--build",
+            &a,
+            "--build",
+            &format!("C=cc -O2 -DWORK=70 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--layouts",
+            "8",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let second = read_json(&json);
+    assert_eq!(
+        sum(&second, 0, "compiles"),
+        0,
+        "{}",
+        second["build_results"]
+    );
+    assert!(sum(&second, 0, "compile_hits") >= 1);
+    assert!(sum(&second, 1, "compiles") >= 1);
+
+    // `ghostbench cache` shows the objects, and prunes them.
+    let shown = common::run_within(dir.path(), &["cache"], LIMIT);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.status.success() && text.contains("objects:"),
+        "{text}"
+    );
+    let pruned = common::run_within(dir.path(), &["cache", "prune", "--max-size", "0"], LIMIT);
+    let text = String::from_utf8_lossy(&pruned.stdout);
+    assert!(pruned.status.success() && text.contains("pruned"), "{text}");
+    assert!(text.contains("objects:       0"), "{text}");
+    let bad = common::run_within(dir.path(), &["cache", "prune", "--max-size", "lots"], LIMIT);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}
+
+/// A user's `-falign-functions=64` before `{cflags}`: the variant's
+/// alignment overrides it, so B's code equals A's at every aligned seed.
+/// The report names the flag, and those seeds are not in the analysis.
+#[test]
+fn identical_variants_are_named_with_the_flag_and_left_out() {
+    if !require_tool("cc") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "placed.c");
+    let src = src.display();
+    let json = dir.path().join("r.json");
+    let output = layout(
+        dir.path(),
+        &[
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -falign-functions=64 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--sources",
+            "align,shift,env",
+            "--layouts",
+            "12",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let report = read_json(&json);
+    let found: Vec<String> = notes(&report)
+        .into_iter()
+        .filter(|n| n.contains("identical code"))
+        .collect();
+    assert_eq!(found.len(), 1, "{:?}", notes(&report));
+    assert!(
+        found[0].contains("-falign-functions=64") && found[0].contains("left out"),
+        "{found:?}"
+    );
+    let used: Vec<u64> = report["used_seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    for v in report["variants"].as_array().unwrap() {
+        if v["seed"] != 0 && !v["align"].is_null() {
+            assert!(
+                !used.contains(&v["seed"].as_u64().unwrap()),
+                "aligned seed {} used",
+                v["seed"]
+            );
+        }
+    }
+    // With too few seeds left it refuses; else the verdict stands on the rest.
+    match output.status.code() {
+        Some(0) => assert!(used.len() >= 3),
+        Some(5) => assert!(report["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("-falign-functions=64")),
+        other => panic!("exit {other:?}: {output:?}"),
+    }
+
+    // Align alone: every variant misfires, and it refuses with the cause.
+    let output = layout(
+        dir.path(),
+        &[
+            "--build",
+            &format!("A=cc -O2 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--build",
+            &format!("B=cc -O2 -falign-functions=64 {{cflags}} {{ldflags}} {src} -o {{out}}"),
+            "--sources",
+            "align,env",
+            "--layouts",
+            "4",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(5), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("-falign-functions=64") && stderr.contains("--sources"),
+        "{stderr}"
+    );
+}
+
+/// A small make project: two sources, a Makefile that reads CC, CFLAGS and
+/// LDFLAGS (the workflow of docs/layout-workflows.md).
+fn project(dir: &Path) -> PathBuf {
+    let proj = dir.join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    std::fs::copy(fixture("layout", "placed.c"), proj.join("main.c")).unwrap();
+    std::fs::write(
+        proj.join("extra.c"),
+        "int ghostbench_extra(int x) { return x * 3; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        proj.join("Makefile"),
+        "bench: main.o extra.o\n\t$(CC) $(LDFLAGS) main.o extra.o -o bench\n",
+    )
+    .unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.10)\nproject(bench C)\nadd_executable(bench main.c extra.c)\n",
+    )
+    .unwrap();
+    proj
+}
+
+#[test]
+fn the_make_workflow_builds_through_the_launcher() {
+    if !require_tool("cc") || !require_tool("make") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    let before = snapshot(dir.path());
+    let json = dir.path().join(".ghostbench-r.json");
+    let make = |name: &str, define: &str| {
+        format!("{name}=cp {{src}}/proj/*.c {{src}}/proj/Makefile . && make -s CC='{{launcher}} cc' CFLAGS=\"-O2 {define} $CFLAGS\" bench && cp bench {{out}}")
+    };
+    let output = layout(
+        dir.path(),
+        &[
+            "--shell",
+            "--build",
+            &make("A", ""),
+            "--build",
+            &make("B", "-DWORK=130"),
+            "--layouts",
+            "4",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report = read_json(&json);
+    assert_eq!(report["status"]["state"], "finished");
+    // 2 objects a variant; extra.c is the same in every build and variant
+    // without shuffle's -ffunction-sections, so some compiles are hits.
+    let compiles = sum(&report, 0, "compiles") + sum(&report, 1, "compiles");
+    let hits = sum(&report, 0, "compile_hits") + sum(&report, 1, "compile_hits");
+    assert_eq!(compiles + hits, 2 * 2 * 4, "{}", report["build_results"]);
+    assert!(hits >= 1, "{}", report["build_results"]);
+    let mut after = snapshot(dir.path());
+    after.retain(|(p, _)| !p.starts_with(".ghostbench-r.json"));
+    assert_eq!(after, before, "files appeared in the tree");
+}
+
+#[test]
+fn the_cmake_workflow_builds_through_the_launcher() {
+    if !require_tool("cc") || !require_tool("cmake") || !require_tool("make") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    let json = dir.path().join(".ghostbench-r.json");
+    let cmake = |name: &str, define: &str| {
+        format!("{name}=CFLAGS=\"$CFLAGS {define}\" cmake -S {{src}}/proj -B b -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER_LAUNCHER={{launcher}} >/dev/null && cmake --build b >/dev/null && cp b/bench {{out}}")
+    };
+    let output = layout(
+        dir.path(),
+        &[
+            "--shell",
+            "--build",
+            &cmake("A", ""),
+            "--build",
+            &cmake("B", "-DWORK=130"),
+            "--layouts",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report = read_json(&json);
+    let compiles = sum(&report, 0, "compiles") + sum(&report, 1, "compiles");
+    let hits = sum(&report, 0, "compile_hits") + sum(&report, 1, "compile_hits");
+    assert!(compiles + hits >= 2 * 2 * 3, "{}", report["build_results"]);
+    assert!(hits >= 1, "{}", report["build_results"]);
+    assert!(!dir.path().join("proj/b").exists());
+}
