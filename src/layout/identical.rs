@@ -227,6 +227,7 @@ mod tests {
             align: Some(n),
             shift: 0,
             shuffle: None,
+            heap: None,
         };
         let batch = [Variant::default_layout(), aligned(1, 16), aligned(2, 32)];
         let results = [
@@ -266,6 +267,7 @@ mod tests {
             align: Some(n),
             shift: 0,
             shuffle: None,
+            heap: None,
         };
         let batch = [Variant::default_layout(), aligned(1, 16), aligned(2, 32)];
         let results = [
