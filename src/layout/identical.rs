@@ -79,8 +79,8 @@ fn words(template: &str) -> (Vec<String>, Option<usize>) {
 /// A flag of `build`'s template for an option the variant sets: one that
 /// `other`'s template lacks (`other` None: any after `{cflags}`).
 fn cause(build: &Template, other: Option<&Template>, variant: &Variant) -> Option<Cause> {
-    let (mine, at) = words(&build.template);
-    let theirs = other.map(|o| words(&o.template).0);
+    let (mine, at) = words(build.template);
+    let theirs = other.map(|o| words(o.template).0);
     let flags = variant.cflags();
     for (i, word) in mine.iter().enumerate() {
         if !word.starts_with('-') {

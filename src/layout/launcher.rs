@@ -219,10 +219,8 @@ fn read(argv: &[String]) -> Option<Call> {
             i += 1;
         } else if is_source(word) {
             call.sources.push(i);
-        } else if word.starts_with('-') {
-            if !link_only(word) {
-                call.compile_flags.push(word.to_string());
-            }
+        } else if word.starts_with('-') && !link_only(word) {
+            call.compile_flags.push(word.to_string());
         }
         // Other words are link inputs (objects, archives, the padding object).
         i += 1;
