@@ -200,22 +200,30 @@ fn thirty_percent_more_work_is_slower_with_the_true_ratio_in_the_ci() {
         .assert()
         .success();
     let again = read_json(&json);
+    // Nothing is compiled again: whole builds come from the cache, and
+    // compiler templates only relink their cached objects.
     assert!(
         again["build_results"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|b| b["reused"] == true),
+            .all(|b| b["reused"] == true
+                || (b["compiles"] == 0 && b["compile_hits"].as_u64() > Some(0))),
         "{}",
         again["build_results"]
     );
 }
 
-/// A layout-only change (`-falign-functions=64`) is never called FASTER or
-/// SLOWER: the layouts move placed.c's modelled cost of each build by up to
-/// 4%, but the change in code is not a change in work.
+/// A "layout-only change" written as the user's `-falign-functions=64
+/// -falign-loops=64` before `{cflags}`: the align source's flags override
+/// it, so at every seed B's code equals A's (issue 25 point 2). Before,
+/// this test read SAME off those identical binaries; now the seeds are left
+/// out and, with none left, the experiment refuses naming the flag. (Without
+/// the align source the flag is real in placed.c's model: 64-byte alignment
+/// pins `hot` to the cheapest quarter, so B is FASTER; that is no longer a
+/// layout-only change to test SAME on.)
 #[test]
-fn alignment_only_is_never_faster_or_slower_at_margin_3() {
+fn an_alignment_flag_the_variants_override_is_named_not_measured() {
     if !have_cc() {
         return;
     }
@@ -224,7 +232,7 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
     let src = fixture("layout", "placed.c");
     let src = src.display();
     let json = dir.path().join("r.json");
-    ghostbench(dir.path())
+    let out = ghostbench(dir.path())
         .args([
             "layout",
             "--build",
@@ -246,22 +254,17 @@ fn alignment_only_is_never_faster_or_slower_at_margin_3() {
         ])
         .arg(&json)
         .assert()
-        .success();
+        .code(5);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("-falign-functions=64"), "{stderr}");
     let report = read_json(&json);
-    let row = report["matrix"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["build"] == "B" && r["metric"] == "cost")
-        .unwrap();
-    // The layouts did move the cost (some seeds put `hot` off the first
-    // quarter of its line), so the verdict is not read off identical numbers.
-    assert!(row["spread_cv"].as_f64().unwrap() > 0.0, "{row}");
-    // Worked out once, exact per binary: with the default seeds, the median
-    // layout's ratio is 1.000 (A's and B's `hot` in the same quarter), so
-    // SAME within ±3%; a layout-only change must never be FASTER or SLOWER.
-    let verdict = row["comparison"]["verdict"].as_str().unwrap();
-    assert_eq!(verdict, "SAME", "layout-only change got {verdict}: {row}");
+    assert_eq!(
+        report["used_seeds"],
+        serde_json::json!([0]),
+        "{}",
+        report["notes"]
+    );
+    assert!(report["runs"].as_array().unwrap().is_empty());
 }
 
 /// `--layouts auto` (the default): a layout-only difference and a real 30%
@@ -281,10 +284,11 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
     // Worked out once: the layout-only pair is SAME within ±1% (median
     // layout ratio 1.000) and 30% more work is SLOWER 1.300, each decided at
     // the first look of 8 layouts because the cost has no run-to-run noise.
-    let cases = [
-        ("-falign-functions=64 -falign-loops=64", "SAME"),
-        ("-DWORK=130", "SLOWER"),
-    ];
+    // The layout-only case (`-falign-functions=64 -falign-loops=64` before
+    // `{cflags}`) is no longer measured: the align source overrides it, so
+    // its variants are identical to A's and left out (issue 25 point 2; see
+    // an_alignment_flag_the_variants_override_is_named_not_measured).
+    let cases = [("-DWORK=130", "SLOWER")];
     // The verdicts hold with any layout sources; the number of layouts
     // auto needed was worked out with shuffle's (mold or ld.lld): without
     // it the variants differ, and that check is skipped, visibly.
@@ -734,8 +738,9 @@ fn explain_names_the_hot_function_that_alignment_moved() {
             &format!("A={a}"),
             "--build",
             &format!("B={b}"),
+            // Not align: it would override B's own -falign-functions=64.
             "--sources",
-            "align",
+            "shift,env",
             "--metric",
             "user",
             "--layouts",

@@ -20,7 +20,11 @@
 //! and the contents of every existing file the argv names) hash to a key
 //! whose entry is the output. Jobs with equal keys in one experiment are
 //! built once and copied.
+//!
+//! It is over 600 lines because its unit tests (substitution, keys, the cache across
+//! directories, failures in words) sit with the code they hold.
 
+pub use super::cache::Fnv;
 use super::cache::{Cache, Kind};
 use super::launcher::{self, Counts};
 use crate::run::error::signal_name;
@@ -61,16 +65,7 @@ impl Placeholders {
     }
 }
 
-/// The variables compilers read, part of every build's and object's key.
-pub const COMPILER_VARIABLES: [&str; 7] = [
-    "CPATH",
-    "C_INCLUDE_PATH",
-    "CPLUS_INCLUDE_PATH",
-    "OBJC_INCLUDE_PATH",
-    "GCC_EXEC_PREFIX",
-    "COMPILER_PATH",
-    "SOURCE_DATE_EPOCH",
-];
+pub use super::launcher::COMPILER_VARIABLES;
 
 /// A template that cannot make a binary ghostbench finds: refused before
 /// anything is built (exit 2).
@@ -380,9 +375,6 @@ fn build_one(
 ) -> BuildResult {
     let started = Instant::now();
     let key_text = format!("{:016x}", job.key);
-    if !rebuild && !job.launched && cache.fetch(Kind::Build, &key_text, &job.out) {
-        return succeeded(job, 0.0, true, Counts::default());
-    }
     // WORK/BUILD/SEED: owner-only, no link in it (the file-safety rule).
     if let Err(e) = crate::safe_file::private_tail(&job.dir, 2) {
         return failed(
@@ -391,6 +383,9 @@ fn build_one(
             format!("cannot create {}: {e}", job.dir.display()),
             Vec::new(),
         );
+    }
+    if !rebuild && !job.launched && cache.fetch(Kind::Build, &key_text, &job.out) {
+        return succeeded(job, 0.0, true, Counts::default());
     }
     let _ = std::fs::remove_file(&job.out);
     let log = job.dir.join(LAUNCH_LOG);
@@ -501,32 +496,6 @@ fn copy_build(from: &BuildJob, to: &BuildJob) -> BuildResult {
             format!("cannot copy {}: {e}", from.out.display()),
             Vec::new(),
         ),
-    }
-}
-
-/// FNV-1a, 64 bit: a stable hash that does not depend on the Rust version.
-#[derive(Debug, Clone, Copy)]
-pub struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    pub fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-        // A separator, so ["ab", "c"] and ["a", "bc"] differ.
-        self.0 ^= 0xff;
-        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-    }
-
-    pub fn finish(self) -> u64 {
-        self.0
     }
 }
 

@@ -276,6 +276,32 @@ impl Cache {
     }
 }
 
+/// FNV-1a, 64 bit: a stable hash that does not depend on the Rust version.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        // A separator, so ["ab", "c"] and ["a", "bc"] differ.
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+}
+
 /// The size cap: `GHOSTBENCH_CACHE_MAX` when set and valid, else the default.
 pub fn max_bytes() -> Result<u64, String> {
     match std::env::var(MAX_VARIABLE) {

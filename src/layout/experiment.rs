@@ -132,6 +132,14 @@ pub fn run(
         ChaCha8Rng::seed_from_u64(options.seed ^ 0x6a09_e667_f3bc_c908),
     )?;
     let mut defaults: std::collections::HashMap<usize, String> = Default::default();
+    let templates: Vec<super::identical::Template> = options
+        .builds
+        .iter()
+        .map(|b| super::identical::Template {
+            name: &b.name,
+            template: &b.template,
+        })
+        .collect();
     let mut build = |batch: &[Variant], progress: &mut dyn FnMut(&Progress)| -> Result<Batch> {
         let started = Instant::now();
         let jobs = build_jobs(options, &work_dir, &cache, batch, &pads, linker.as_ref())?;
@@ -149,8 +157,7 @@ pub fn run(
             }
         }
         // Variants identical across builds measure nothing: left out.
-        let (identical, misfired) =
-            super::identical::find(&options.builds, batch, &results, &defaults);
+        let (identical, misfired) = super::identical::find(&templates, batch, &results, &defaults);
         let seeds: Vec<u64> = batch
             .iter()
             .map(|v| v.seed)

@@ -18,7 +18,6 @@
 
 use super::builds::BuildResult;
 use super::variants::Variant;
-use super::BuildSpec;
 use std::collections::HashMap;
 
 /// Why variants came out identical: a template's own flag and the variant's
@@ -79,9 +78,9 @@ fn words(template: &str) -> (Vec<String>, Option<usize>) {
 
 /// A flag of `build`'s template for an option the variant sets: one that
 /// `other`'s template lacks (`other` None: any after `{cflags}`).
-fn cause(build: &BuildSpec, other: Option<&BuildSpec>, variant: &Variant) -> Option<Cause> {
-    let (mine, at) = words(&build.template);
-    let theirs = other.map(|o| words(&o.template).0);
+fn cause(build: &Template, other: Option<&Template>, variant: &Variant) -> Option<Cause> {
+    let (mine, at) = words(build.template);
+    let theirs = other.map(|o| words(o.template).0);
     let flags = variant.cflags();
     for (i, word) in mine.iter().enumerate() {
         if !word.starts_with('-') {
@@ -95,7 +94,7 @@ fn cause(build: &BuildSpec, other: Option<&BuildSpec>, variant: &Variant) -> Opt
         }
         if let Some(v) = flags.iter().find(|f| option(f) == option(word)) {
             return Some(Cause {
-                build: build.name.clone(),
+                build: build.name.to_string(),
                 own: word.clone(),
                 variant: v.clone(),
                 own_wins: after,
@@ -105,10 +104,17 @@ fn cause(build: &BuildSpec, other: Option<&BuildSpec>, variant: &Variant) -> Opt
     None
 }
 
+/// A build's name and template (`BuildSpec`'s fields; this file sits below
+/// `layout/mod.rs`, which holds the findings as notes).
+pub struct Template<'a> {
+    pub name: &'a str,
+    pub template: &'a str,
+}
+
 /// The findings of one batch, and the seeds to leave out. `defaults` holds
 /// every build's seed-0 code hash (from the first batch).
 pub fn find(
-    builds: &[BuildSpec],
+    builds: &[Template],
     batch: &[Variant],
     results: &[BuildResult],
     defaults: &HashMap<usize, String>,
@@ -145,8 +151,8 @@ pub fn find(
             });
             left_out.extend(&seeds);
             found.push(Identical::AcrossBuilds {
-                build: builds[b].name.clone(),
-                other: builds[o].name.clone(),
+                build: builds[b].name.to_string(),
+                other: builds[o].name.to_string(),
                 seeds,
                 cause,
             });
@@ -174,7 +180,7 @@ pub fn find(
                 .filter(|v| seeds.contains(&v.seed) || v.seed == same_as)
                 .find_map(|v| cause(build, None, v));
             found.push(Identical::WithinBuild {
-                build: build.name.clone(),
+                build: build.name.to_string(),
                 seeds,
                 same_as,
                 cause,
@@ -206,11 +212,8 @@ mod tests {
         }
     }
 
-    fn spec(name: &str, template: &str) -> BuildSpec {
-        BuildSpec {
-            name: name.into(),
-            template: template.into(),
-        }
+    fn spec<'a>(name: &'a str, template: &'a str) -> Template<'a> {
+        Template { name, template }
     }
 
     #[test]

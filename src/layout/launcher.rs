@@ -18,9 +18,11 @@
 //! runs `ghostbench launch COMPILER ARGS…` (`CC='{launcher} cc'`,
 //! `-DCMAKE_C_COMPILER_LAUNCHER={launcher}`), which appends its counts to
 //! the file named by [`LOG_VARIABLE`].
+//!
+//! It is over 600 lines because the call reader's, the counts' and a real compile-and-
+//! relink unit test sit with the code they hold.
 
-use super::builds::Fnv;
-use super::cache::{Cache, Kind};
+use super::cache::{Cache, Fnv, Kind};
 use crate::run::launch::{self, Launch};
 use crate::run::spawn::Outcome;
 use crate::run::RunError;
@@ -28,6 +30,17 @@ use serde::Serialize;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The variables compilers read, part of every build's and object's key.
+pub const COMPILER_VARIABLES: [&str; 7] = [
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "OBJC_INCLUDE_PATH",
+    "GCC_EXEC_PREFIX",
+    "COMPILER_PATH",
+    "SOURCE_DATE_EPOCH",
+];
 
 /// The variable naming the file where `ghostbench launch` appends its counts.
 pub const LOG_VARIABLE: &str = "GHOSTBENCH_LAUNCH_LOG";
@@ -206,10 +219,8 @@ fn read(argv: &[String]) -> Option<Call> {
             i += 1;
         } else if is_source(word) {
             call.sources.push(i);
-        } else if word.starts_with('-') {
-            if !link_only(word) {
-                call.compile_flags.push(word.to_string());
-            }
+        } else if word.starts_with('-') && !link_only(word) {
+            call.compile_flags.push(word.to_string());
         }
         // Other words are link inputs (objects, archives, the padding object).
         i += 1;
@@ -261,6 +272,11 @@ pub fn run(
         };
         let started = Instant::now();
         let key = object_key(argv, &call, source, &identity, env, cwd, &scratch, timeout)?;
+        // One compile per key at a time in this process: parallel variants
+        // with the same compile flags wait for the first instead of both
+        // missing.
+        let slot = key_lock(&key);
+        let _compiling = slot.lock().unwrap_or_else(|e| e.into_inner());
         if reuse && cache.fetch(Kind::Object, &key, &object) {
             counts.compile_hits += 1;
         } else {
@@ -286,6 +302,18 @@ pub fn run(
         counts.link_s += started.elapsed().as_secs_f64();
     }
     Ok(counts)
+}
+
+/// The lock of one object key (held while it is looked up, compiled and stored).
+fn key_lock(key: &str) -> std::sync::Arc<std::sync::Mutex<()>> {
+    static LOCKS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<std::sync::Mutex<()>>>>,
+    > = std::sync::OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    locks.entry(key.to_string()).or_default().clone()
 }
 
 /// `dir/x.c` → `x.o`, where `cc -c` writes it without `-o`.
@@ -357,7 +385,7 @@ fn object_key(
                 .unwrap_or_default()
                 .as_bytes(),
         );
-        for name in super::builds::COMPILER_VARIABLES {
+        for name in COMPILER_VARIABLES {
             let value = env
                 .iter()
                 .find(|(k, _)| k == name)
@@ -528,7 +556,7 @@ mod tests {
     fn a_call_splits_into_compile_flags_sources_and_link_words() {
         let argv = words("cc -O2 -Iinc -D X=1 /pad16.o -fuse-ld=mold -Wl,--shuffle-sections=3 -falign-functions=32 a.c b.cpp -o out -lm");
         let call = read(&argv).unwrap();
-        assert_eq!(call.sources, [8, 9]);
+        assert_eq!(call.sources, [9, 10]);
         assert_eq!(
             call.compile_flags,
             words("-O2 -Iinc -D X=1 -falign-functions=32")
