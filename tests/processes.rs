@@ -166,13 +166,14 @@ fn a_benchmark_that_leaves_100_processes_leaves_none_after_the_experiment() {
 }
 
 /// A layout experiment whose builds hang until a signal: `sh -c` records
-/// each build's start in `started`, then sleeps.
+/// each build's start in `started`, then sleeps. The template names
+/// `{out}` (as `$0`), or it would be refused before building (exit 2).
 fn layout_with_hanging_builds(dir: &Path) -> (Child, PathBuf, PathBuf) {
     let started = dir.join("started");
     let json = dir.join("r.json");
     let build = |name: &str| {
         format!(
-            "{name}=sh -c 'echo $$ >> {}; exec sleep 3600' {{cflags}}",
+            "{name}=sh -c 'echo $$ >> {}; exec sleep 3600' {{out}} {{cflags}}",
             started.display()
         )
     };
@@ -230,6 +231,17 @@ fn signal_during_builds(sig: i32, code: i32, words: &str) {
     let report = read_json(&json);
     assert_eq!(report["status"]["state"], "interrupted", "{report}");
     assert_eq!(report["status"]["message"], words, "{stderr}");
+    // The variants after the default layouts were never started, and say
+    // why in the signal's words (not as a failure of seed 0).
+    let later: Vec<&Value> = report["build_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["seed"] != 0)
+        .collect();
+    assert_eq!(later.len(), 6, "{report}");
+    let not_built = format!("not built: {words}");
+    assert!(later.iter().all(|r| r["error"] == not_built.as_str()), "{report}");
     assert!(
         !stderr.contains("Ctrl-C") || sig == libc::SIGINT,
         "{stderr}"
@@ -306,8 +318,9 @@ fn sighup_during_a_run_kills_it_and_writes_the_report() {
 }
 
 /// `--build-timeout`: a build that hangs is killed and fails like any
-/// failed build, with a one-line cause (here every variant of B, so too
-/// few variants built: exit 5).
+/// failed build, with a one-line cause (here B's default layout, built
+/// first, so nothing else is built: exit 5). B names `{out}` (as `$0`),
+/// or the template would be refused before building (exit 2).
 #[test]
 fn a_build_past_build_timeout_is_a_failed_variant_with_its_cause() {
     if !require_tool("cp") {
@@ -322,7 +335,7 @@ fn a_build_past_build_timeout_is_a_failed_variant_with_its_cause() {
             "--build",
             "A=cp /bin/true {out}",
             "--build",
-            "B=sleep 3600",
+            "B=sh -c 'exec sleep 3600' {out}",
             "--run",
             "{out}",
             "--layouts",
@@ -347,12 +360,20 @@ fn a_build_past_build_timeout_is_a_failed_variant_with_its_cause() {
         .filter(|r| r["ok"] == false)
         .collect();
     assert!(!failed.is_empty(), "{report}");
+    assert_eq!((failed[0]["build"].as_u64(), failed[0]["seed"].as_u64()), (Some(1), Some(0)));
     let cause = failed[0]["error"].as_str().unwrap();
     assert_eq!(
         cause, "build timed out after 1 s (--build-timeout); its process group was killed",
         "{report}"
     );
     assert!(!cause.contains('\n'));
+    // The other variants were never started.
+    assert!(
+        failed[1..]
+            .iter()
+            .all(|r| r["error"] == "not built: a default layout (seed 0) failed first"),
+        "{report}"
+    );
 }
 
 #[test]

@@ -86,6 +86,13 @@ pub(super) fn build_batch(
             continue;
         }
         if results.iter().any(|r: &BuildResult| !r.ok) {
+            // A signal that stopped the default layouts is the cause, not
+            // a failure of theirs.
+            let why = if crate::run::interrupt::interrupted() {
+                format!("not built: {}", crate::run::interrupt::cause())
+            } else {
+                "not built: a default layout (seed 0) failed first".into()
+            };
             results.extend(part.iter().map(|job| BuildResult {
                 build: job.build,
                 seed: job.seed,
@@ -93,7 +100,7 @@ pub(super) fn build_batch(
                 reused: false,
                 seconds: 0.0,
                 command: job.command_line(),
-                error: Some("not built: a default layout (seed 0) failed first".into()),
+                error: Some(why.clone()),
                 output_tail: Vec::new(),
                 launched: Default::default(),
                 code_hash: None,
