@@ -117,7 +117,7 @@ fn layout_only_shards() -> Option<&'static (tempfile::TempDir, PathBuf)> {
         // of them.
         let plan = plan(
             dir.path(),
-            &builds("-falign-functions=64 -falign-loops=64"),
+            &builds("-DCOLD=64"),
             &[
                 "--layouts",
                 "16",
@@ -336,11 +336,7 @@ fn four_merged_shards_give_the_one_process_verdict() {
     let _lock = timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        (
-            "-falign-functions=64 -falign-loops=64",
-            "3",
-            &["SAME", "ARTIFACT"][..],
-        ),
+        ("-DCOLD=64", "3", &["SAME", "ARTIFACT"][..]),
         ("-DWORK=130", "1", &["SLOWER"][..]),
     ];
     for (flags, margin, expected) in cases {
