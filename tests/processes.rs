@@ -167,13 +167,15 @@ fn a_benchmark_that_leaves_100_processes_leaves_none_after_the_experiment() {
 
 /// A layout experiment whose builds hang until a signal: `sh -c` records
 /// each build's start in `started`, then sleeps. The template names
-/// `{out}` (as `$0`), or it would be refused before building (exit 2).
+/// `{out}` (as `$0`), or it would be refused before building (exit 2). The
+/// templates differ (`: A`, `: B`): identical ones are one build, made once
+/// and copied, so only one would start.
 fn layout_with_hanging_builds(dir: &Path) -> (Child, PathBuf, PathBuf) {
     let started = dir.join("started");
     let json = dir.join("r.json");
     let build = |name: &str| {
         format!(
-            "{name}=sh -c 'echo $$ >> {}; exec sleep 3600' {{out}} {{cflags}}",
+            "{name}=sh -c ': {name}; echo $$ >> {}; exec sleep 3600' {{out}} {{cflags}}",
             started.display()
         )
     };
