@@ -332,11 +332,10 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
         assert_eq!(verdict, expected, "{flags}: {c}\n{stdout}");
         // No seed was left out as identical: B's code differs everywhere.
         assert!(!stdout.contains("identical code"), "{flags}: {stdout}");
-        let with_mold = report["sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["source"] == "shuffle" && s["detail"].as_str().unwrap().contains("mold"));
+        let with_mold =
+            report["sources"].as_array().unwrap().iter().any(|s| {
+                s["source"] == "shuffle" && s["detail"].as_str().unwrap().contains("mold")
+            });
         if !shuffle || !with_mold {
             eprintln!("skipped: the layouts --layouts auto needed were worked out with mold");
             continue;
@@ -350,10 +349,7 @@ fn layouts_auto_decides_a_layout_only_and_a_real_difference() {
         assert_eq!(sizes, needed, "{flags}");
         assert_eq!(looks[needed.len() - 1]["undecided"], 0);
         let last = *needed.last().unwrap();
-        assert_eq!(
-            report["used_seeds"].as_array().unwrap().len() as u64,
-            last
-        );
+        assert_eq!(report["used_seeds"].as_array().unwrap().len() as u64, last);
         assert_eq!(report["settings"]["max_layouts"], 64);
         let note = format!("--layouts auto: every comparison decided with {last} layouts");
         assert!(stdout.contains(&note), "{stdout}");

@@ -98,7 +98,10 @@ fn a_template_without_out_is_refused_before_anything_is_built() {
             "--build",
             &format!("A=touch {}", a_ran.display()),
             "--build",
-            &format!("B=sh -c 'touch {}; cp /bin/true \"$0\"' {{out}}", b_ran.display()),
+            &format!(
+                "B=sh -c 'touch {}; cp /bin/true \"$0\"' {{out}}",
+                b_ran.display()
+            ),
         ],
     );
     assert_eq!(output.status.code(), Some(2), "{output:?}");

@@ -243,7 +243,10 @@ fn signal_during_builds(sig: i32, code: i32, words: &str) {
         .collect();
     assert_eq!(later.len(), 6, "{report}");
     let not_built = format!("not built: {words}");
-    assert!(later.iter().all(|r| r["error"] == not_built.as_str()), "{report}");
+    assert!(
+        later.iter().all(|r| r["error"] == not_built.as_str()),
+        "{report}"
+    );
     assert!(
         !stderr.contains("Ctrl-C") || sig == libc::SIGINT,
         "{stderr}"
@@ -362,7 +365,10 @@ fn a_build_past_build_timeout_is_a_failed_variant_with_its_cause() {
         .filter(|r| r["ok"] == false)
         .collect();
     assert!(!failed.is_empty(), "{report}");
-    assert_eq!((failed[0]["build"].as_u64(), failed[0]["seed"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(
+        (failed[0]["build"].as_u64(), failed[0]["seed"].as_u64()),
+        (Some(1), Some(0))
+    );
     let cause = failed[0]["error"].as_str().unwrap();
     assert_eq!(
         cause, "build timed out after 1 s (--build-timeout); its process group was killed",
