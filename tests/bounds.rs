@@ -493,7 +493,10 @@ fn the_html_page_of_a_large_input_stays_under_its_cap() {
     // point and the run order's two legend markers are the other three.
     let small = max / 2;
     rows(&d.join("small.csv"), small);
-    let out = run(d, &["analyze", "small.csv", "--no-store", "--html", "s.html"]);
+    let out = run(
+        d,
+        &["analyze", "small.csv", "--no-store", "--html", "s.html"],
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let page = std::fs::read_to_string(d.join("s.html")).unwrap();
     assert_eq!(circles(&page), 2 * 2 * small + 3);
@@ -504,7 +507,14 @@ fn the_html_page_of_a_large_input_stays_under_its_cap() {
     rows(&d.join("large.csv"), large);
     let (code, without, stderr) = peak(d, &["analyze", "large.csv", "--no-store", "--quiet"]);
     assert_eq!(code, 0, "{stderr}");
-    let args = ["analyze", "large.csv", "--no-store", "--quiet", "--html", "l.html"];
+    let args = [
+        "analyze",
+        "large.csv",
+        "--no-store",
+        "--quiet",
+        "--html",
+        "l.html",
+    ];
     let (code, with, stderr) = peak(d, &args);
     assert_eq!(code, 0, "{stderr}");
     let page = std::fs::read_to_string(d.join("l.html")).unwrap();
