@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 23, must-show 3: `analyze` on N rows per side (default 1,000,000),
 # wall time and peak RSS from /usr/bin/time -v, with the store (the default),
-# with --no-store, with --json, and the same values as hyperfine JSON; then
+# with --no-store, with --json, with --html (and the page's size), and the
+# same values as hyperfine JSON; then
 # the readers' bounds: 5,000,000 JSON values, a sparse 10 GiB file and a
 # zero device made with mknod in a temporary directory (never /dev itself).
 # Prints a Markdown table for BENCHMARKS.md.
@@ -68,6 +69,8 @@ echo "|---|---|---|---|---|"
 measure "analyze --no-store" "$bin" analyze big.csv --no-store --quiet
 measure "analyze (stores the result)" "$bin" analyze big.csv --quiet
 measure "analyze --no-store --json FILE" "$bin" analyze big.csv --no-store --quiet --json out.json
+measure "analyze --no-store --html FILE" "$bin" analyze big.csv --no-store --quiet --html out.html
+html_size=$(stat -c %s "$tmp/out.html" 2>/dev/null || echo 0)
 measure "analyze of the same as hyperfine JSON, stored" "$bin" analyze big.json --quiet
 measure "analyze of 5,000,000 JSON values" "$bin" analyze ones.json --no-store
 truncate -s 10G "$tmp/sparse.csv"
@@ -77,3 +80,5 @@ if mknod "$tmp/zero" c 1 5 2>/dev/null; then
   measure "analyze of a zero device (mknod c 1 5)" "$bin" analyze zero --no-store
   measure "history import of a zero device" "$bin" history import zero
 fi
+echo
+echo "The --html page: $html_size bytes, $(grep -o '<circle' "$tmp/out.html" | wc -l) points drawn."

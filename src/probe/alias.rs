@@ -11,7 +11,7 @@
 //! decides whether two heap buffers 4 KiB apart (the `heap` layout source)
 //! can differ in speed here.
 
-use super::timing::{self, Budget, SplitMix};
+use super::timing::{self, Budget, Order, Stop, Sweep};
 use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +103,14 @@ impl Drop for Pages {
     }
 }
 
+/// After the first round, a round may end part-way once less than a tenth
+/// of the budget is left.
+const STOP: Stop = Stop {
+    after_rounds: 1,
+    below: 0.1,
+    every_cell: true,
+};
+
 pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Alias> {
     let largest = DISTANCES.iter().max().copied().unwrap_or(PAGE);
     let Some(pages) = Pages::new(largest + 2 * PAGE) else {
@@ -113,22 +121,15 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Alias> {
     } else {
         (21, 400_000)
     };
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); DISTANCES.len()];
-    let mut order: Vec<usize> = (0..DISTANCES.len()).collect();
-    let mut rng = SplitMix::new(settings.seed);
-    let mut notes = Vec::new();
-    'rounds: for round in 0..rounds {
-        rng.shuffle(&mut order);
-        for &i in &order {
-            if round > 0 && budget.below(0.1) {
-                notes.push(Note::StoppedAfterRounds { rounds: round });
-                break 'rounds;
-            }
+    let order = Order::Shuffled {
+        seed: settings.seed,
+    };
+    let Sweep { samples, stopped } =
+        timing::sweep(DISTANCES.len(), rounds, order, budget, STOP, |i| {
             // SAFETY: the pages hold PAGE + the largest distance + 8 bytes.
-            let ns = timing::ns_per_op(batch, || unsafe { pairs(pages.ptr, DISTANCES[i], batch) });
-            samples[i].push(ns);
-        }
-    }
+            timing::ns_per_op(batch, || unsafe { pairs(pages.ptr, DISTANCES[i], batch) })
+        });
+    let notes: Vec<Note> = stopped.into_iter().collect();
     let rows: Vec<Row> = DISTANCES
         .iter()
         .zip(&samples)

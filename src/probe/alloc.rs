@@ -14,7 +14,7 @@
 //! same work: write every node and link it, then walk the list summing
 //! `value`.
 
-use super::timing::{self, Budget};
+use super::timing::{self, Budget, Order, Stop, Sweep};
 use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 use std::alloc::Layout;
@@ -175,6 +175,14 @@ fn facts(node_bytes: usize, next_offset: usize) -> (u64, u64) {
     (misaligned, straddles)
 }
 
+/// After the first round, stop before a round once less than 30% of the
+/// budget is left.
+const STOP: Stop = Stop {
+    after_rounds: 1,
+    below: 0.3,
+    every_cell: false,
+};
+
 pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Alloc> {
     let packed_size = std::mem::size_of::<Packed>();
     let padded_size = std::mem::size_of::<Padded>();
@@ -185,34 +193,27 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Alloc> {
         return Outcome::failed(Status::Failed, Failure::NoArenas, vec![]);
     };
     let rounds = if settings.quick { 3 } else { 11 };
-    let mut samples = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
-    let mut notes = Vec::new();
     let expected: u64 = (NODES as u64 - 1) * NODES as u64 / 2;
-    for round in 0..rounds {
-        if round > 0 && budget.below(0.3) {
-            notes.push(Note::StoppedAfterRounds { rounds: round });
-            break;
+    // Alternate which variant goes first, so neither always runs warm.
+    let swept = timing::try_sweep(2, rounds, Order::Alternating, budget, STOP, |v| {
+        let (create, walk, sum) = if v == 0 {
+            packed_list(&packed_arena)
+        } else {
+            padded_list(&padded_arena)
+        };
+        if sum != expected {
+            return Err(Failure::WrongSum { sum, expected });
         }
-        // Alternate which variant goes first, so neither always runs warm.
-        let variants = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for v in variants {
-            let (create, walk, sum) = if v == 0 {
-                packed_list(&packed_arena)
-            } else {
-                padded_list(&padded_arena)
-            };
-            if sum != expected {
-                return Outcome::failed(Status::Failed, Failure::WrongSum { sum, expected }, notes);
-            }
-            samples[v][0].push(create);
-            samples[v][1].push(walk);
-        }
-    }
+        Ok((create, walk))
+    });
+    let Sweep { samples, stopped } = match swept {
+        Ok(swept) => swept,
+        Err(failure) => return Outcome::failed(Status::Failed, failure, vec![]),
+    };
+    let notes: Vec<Note> = stopped.into_iter().collect();
     let medians = |v: usize| {
-        (
-            timing::median(&samples[v][0]),
-            timing::median(&samples[v][1]),
-        )
+        let (create, walk): (Vec<f64>, Vec<f64>) = samples[v].iter().copied().unzip();
+        (timing::median(&create), timing::median(&walk))
     };
     let (padded_create, padded_walk) = medians(1);
     let padded_total = padded_create + padded_walk;

@@ -18,7 +18,7 @@
 //! d:  c3         ret
 //! ```
 
-use super::timing::{self, Budget, SplitMix};
+use super::timing::{self, Budget, Order, Stop, Sweep};
 use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 
@@ -155,6 +155,14 @@ impl Drop for Mapping {
     }
 }
 
+/// Three rounds always; then stop before a round once less than 30% of the
+/// budget is left.
+const STOP: Stop = Stop {
+    after_rounds: 3,
+    below: 0.3,
+    every_cell: false,
+};
+
 pub fn run(settings: &Settings, budget: &Budget) -> Outcome<CodeAlign> {
     let mapping = match Mapping::new(settings.faults.noexec) {
         Ok(m) => m,
@@ -180,28 +188,20 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<CodeAlign> {
     } else {
         (120, 10_000)
     };
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); 64];
-    let mut order: Vec<usize> = (0..64).collect();
-    let mut rng = SplitMix::new(settings.seed);
-    let mut notes = Vec::new();
-    for round in 0..max_rounds {
-        if round >= 3 && budget.below(0.3) {
-            notes.push(Note::StoppedAfterRounds { rounds: round });
-            break;
-        }
-        rng.shuffle(&mut order);
-        for &k in &order {
-            let f = mapping.function(k);
-            let ns = timing::ns_per_op(calls, || {
-                let mut acc = 0u32;
-                for _ in 0..calls {
-                    acc = acc.wrapping_add(f(std::hint::black_box(ITERATIONS)));
-                }
-                std::hint::black_box(acc);
-            });
-            samples[k].push(ns);
-        }
-    }
+    let order = Order::Shuffled {
+        seed: settings.seed,
+    };
+    let Sweep { samples, stopped } = timing::sweep(64, max_rounds, order, budget, STOP, |k| {
+        let f = mapping.function(k);
+        timing::ns_per_op(calls, || {
+            let mut acc = 0u32;
+            for _ in 0..calls {
+                acc = acc.wrapping_add(f(std::hint::black_box(ITERATIONS)));
+            }
+            std::hint::black_box(acc);
+        })
+    });
+    let notes: Vec<Note> = stopped.into_iter().collect();
     let rows: Vec<Row> = (0..64usize)
         .map(|k| {
             let address = mapping.ptr as usize + k * STRIDE + k;

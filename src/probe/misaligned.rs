@@ -8,7 +8,7 @@
 //! too, which some CPUs handle in microcode. Inline assembly keeps the exact
 //! instruction (a misaligned Rust reference would be undefined behaviour).
 
-use super::timing::{self, Budget, SplitMix};
+use super::timing::{self, Budget, Order, Stop, Sweep};
 use super::types::{Failure, Note, Outcome, Settings, Status};
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +126,14 @@ fn cells() -> Vec<(Op, usize)> {
     cells
 }
 
+/// After the first round, a round may end part-way once less than a tenth
+/// of the budget is left.
+const STOP: Stop = Stop {
+    after_rounds: 1,
+    below: 0.1,
+    every_cell: true,
+};
+
 pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Misaligned> {
     let Some(pages) = Pages::new() else {
         return Outcome::failed(Status::Failed, Failure::NoPages, vec![]);
@@ -136,30 +144,22 @@ pub fn run(settings: &Settings, budget: &Budget) -> Outcome<Misaligned> {
     } else {
         (15, 100_000)
     };
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); cells.len()];
-    let mut order: Vec<usize> = (0..cells.len()).collect();
-    let mut rng = SplitMix::new(settings.seed);
-    let mut notes = Vec::new();
-    'rounds: for round in 0..rounds {
-        rng.shuffle(&mut order);
-        for &i in &order {
-            if round > 0 && budget.below(0.1) {
-                notes.push(Note::StoppedAfterRounds { rounds: round });
-                break 'rounds;
+    let order = Order::Shuffled {
+        seed: settings.seed,
+    };
+    let Sweep { samples, stopped } = timing::sweep(cells.len(), rounds, order, budget, STOP, |i| {
+        let (op, page_offset) = cells[i];
+        // SAFETY: page_offset + 8 <= 2 pages; the buffer is zeroed and
+        // only ever stores zero, so the load chain stays in place.
+        timing::ns_per_op(batch, || unsafe {
+            let p = pages.ptr.add(page_offset);
+            match op {
+                Op::Load => load_chain(p, batch),
+                Op::Store => store_loop(p, batch),
             }
-            let (op, page_offset) = cells[i];
-            // SAFETY: page_offset + 8 <= 2 pages; the buffer is zeroed and
-            // only ever stores zero, so the load chain stays in place.
-            let ns = timing::ns_per_op(batch, || unsafe {
-                let p = pages.ptr.add(page_offset);
-                match op {
-                    Op::Load => load_chain(p, batch),
-                    Op::Store => store_loop(p, batch),
-                }
-            });
-            samples[i].push(ns);
-        }
-    }
+        })
+    });
+    let notes: Vec<Note> = stopped.into_iter().collect();
     let mut rows: Vec<Row> = cells
         .iter()
         .zip(&samples)

@@ -5,9 +5,11 @@
 //! The probes time batches of operations with the monotonic clock (vDSO
 //! `clock_gettime`, ~20 ns) rather than `rdtsc`, because a guest's TSC may be
 //! scaled or unstable and the batches are long enough that the clock's cost
-//! is noise. Samples are taken in interleaved rounds, so drift (another job,
-//! frequency changes) spreads over all cells instead of biasing one.
+//! is noise. Samples are taken in interleaved rounds (`sweep`, the loop the
+//! probes share), so drift (another job, frequency changes) spreads over all
+//! cells instead of biasing one.
 
+use super::types::Note;
 use std::time::{Duration, Instant};
 
 /// Wall-time bound of one probe.
@@ -111,6 +113,95 @@ impl SplitMix {
     }
 }
 
+/// The order of a sweep's cells in each round.
+#[derive(Debug, Clone, Copy)]
+pub enum Order {
+    /// Shuffled afresh each round: one `SplitMix` from `seed` for the whole
+    /// sweep, each round shuffling the previous round's order.
+    Shuffled { seed: u64 },
+    /// In order on even rounds and reversed on odd ones, so of two cells
+    /// neither always goes first (and runs warm).
+    Alternating,
+}
+
+/// When a sweep stops at its time budget.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop {
+    /// Rounds always made, whatever the budget.
+    pub after_rounds: u32,
+    /// Stop when less than this fraction of the budget is left.
+    pub below: f64,
+    /// Look before every cell (a round may end part-way) or only before
+    /// each round's first cell.
+    pub every_cell: bool,
+}
+
+/// What a sweep measured: each cell's samples in the order they were taken,
+/// and `Note::StoppedAfterRounds` when the budget ended it early.
+#[derive(Debug)]
+pub struct Sweep<T> {
+    pub samples: Vec<Vec<T>>,
+    pub stopped: Option<Note>,
+}
+
+/// Up to `rounds` interleaved rounds over `cells` cells: each round measures
+/// every cell once (`measure(i)`, one sample of cell `i`) in the round's
+/// `order`, so drift spreads over all cells instead of biasing one; it stops
+/// early as `stop` says. The first failure of `measure` ends the sweep and is
+/// returned.
+pub fn try_sweep<T, E>(
+    cells: usize,
+    rounds: u32,
+    order: Order,
+    budget: &Budget,
+    stop: Stop,
+    mut measure: impl FnMut(usize) -> Result<T, E>,
+) -> Result<Sweep<T>, E> {
+    let mut samples: Vec<Vec<T>> = (0..cells).map(|_| Vec::new()).collect();
+    let mut sequence: Vec<usize> = (0..cells).collect();
+    let mut rng = match order {
+        Order::Shuffled { seed } => Some(SplitMix::new(seed)),
+        Order::Alternating => None,
+    };
+    for round in 0..rounds {
+        match &mut rng {
+            Some(rng) => rng.shuffle(&mut sequence),
+            None if round % 2 == 0 => sequence.sort_unstable(),
+            None => sequence.sort_unstable_by(|a, b| b.cmp(a)),
+        }
+        for (position, &i) in sequence.iter().enumerate() {
+            let look = stop.every_cell || position == 0;
+            if look && round >= stop.after_rounds && budget.below(stop.below) {
+                let stopped = Some(Note::StoppedAfterRounds { rounds: round });
+                return Ok(Sweep { samples, stopped });
+            }
+            samples[i].push(measure(i)?);
+        }
+    }
+    Ok(Sweep {
+        samples,
+        stopped: None,
+    })
+}
+
+/// `try_sweep` of a measurement that cannot fail.
+pub fn sweep<T>(
+    cells: usize,
+    rounds: u32,
+    order: Order,
+    budget: &Budget,
+    stop: Stop,
+    mut measure: impl FnMut(usize) -> T,
+) -> Sweep<T> {
+    let swept = try_sweep(cells, rounds, order, budget, stop, |i| {
+        Ok::<T, std::convert::Infallible>(measure(i))
+    });
+    match swept {
+        Ok(sweep) => sweep,
+        Err(never) => match never {},
+    }
+}
+
 /// "16 KiB", "2 MiB", "1 GiB".
 pub fn bytes(n: u64) -> String {
     const KIB: u64 = 1024;
@@ -177,5 +268,92 @@ mod tests {
         assert_eq!(bytes(1 << 30), "1 GiB");
         assert_eq!(ranges(&[57, 58, 59, 63]), "57–59, 63");
         assert_eq!(ranges(&[]), "none");
+    }
+
+    /// The order every seeded probe measured its cells in before the sweep
+    /// was shared: one SplitMix, the previous round's order shuffled again.
+    fn shuffled_by_hand(cells: usize, rounds: u32, seed: u64) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..cells).collect();
+        let mut rng = SplitMix::new(seed);
+        let mut visits = Vec::new();
+        for _ in 0..rounds {
+            rng.shuffle(&mut order);
+            visits.extend_from_slice(&order);
+        }
+        visits
+    }
+
+    const NEVER: Stop = Stop {
+        after_rounds: 0,
+        below: 0.0,
+        every_cell: true,
+    };
+
+    #[test]
+    fn a_shuffled_sweep_visits_cells_in_the_seeded_order_of_before() {
+        let budget = Budget::new(Duration::from_secs(3600));
+        let mut visits = Vec::new();
+        let swept = sweep(7, 5, Order::Shuffled { seed: 42 }, &budget, NEVER, |i| {
+            visits.push(i);
+            i * 10
+        });
+        assert_eq!(visits, shuffled_by_hand(7, 5, 42));
+        assert!(swept.stopped.is_none());
+        for (i, s) in swept.samples.iter().enumerate() {
+            assert_eq!(s, &vec![i * 10; 5]);
+        }
+    }
+
+    #[test]
+    fn an_alternating_sweep_reverses_every_other_round() {
+        let budget = Budget::new(Duration::from_secs(3600));
+        let mut visits = Vec::new();
+        sweep(2, 4, Order::Alternating, &budget, NEVER, |i| visits.push(i));
+        assert_eq!(visits, [0, 1, 1, 0, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn a_spent_budget_stops_after_the_rounds_always_made() {
+        // A budget of 1 ns is spent by the time the sweep first looks.
+        let spent = Budget::new(Duration::from_nanos(1));
+        let per_cell = Stop {
+            after_rounds: 1,
+            below: 0.1,
+            every_cell: true,
+        };
+        let swept = sweep(3, 9, Order::Shuffled { seed: 1 }, &spent, per_cell, |i| i);
+        assert!(matches!(
+            swept.stopped,
+            Some(Note::StoppedAfterRounds { rounds: 1 })
+        ));
+        assert!(swept.samples.iter().all(|s| s.len() == 1));
+        let per_round = Stop {
+            after_rounds: 3,
+            every_cell: false,
+            ..per_cell
+        };
+        let swept = sweep(4, 9, Order::Alternating, &spent, per_round, |i| i);
+        assert!(matches!(
+            swept.stopped,
+            Some(Note::StoppedAfterRounds { rounds: 3 })
+        ));
+        assert!(swept.samples.iter().all(|s| s.len() == 3));
+    }
+
+    #[test]
+    fn a_failed_measurement_ends_the_sweep_with_its_error() {
+        let budget = Budget::new(Duration::from_secs(3600));
+        let mut calls = 0;
+        let swept = try_sweep(3, 4, Order::Alternating, &budget, NEVER, |i| {
+            calls += 1;
+            if calls == 5 {
+                Err(i)
+            } else {
+                Ok(())
+            }
+        });
+        // Round 0 is 0, 1, 2; round 1 is 2, 1, 0: the fifth call is cell 1.
+        assert_eq!(swept.unwrap_err(), 1);
+        assert_eq!(calls, 5);
     }
 }

@@ -1,13 +1,17 @@
 //! SVG plots for the HTML reports, drawn with plotters into strings: the
 //! distribution of each side's values, values in run order, and intervals
 //! against a band (a ratio's CI against the equivalence margin). Text is left to
-//! the browser (SVG `<text>`), so no fonts are needed here.
+//! the browser (SVG `<text>`), so no fonts are needed here. A series of more
+//! than `MAX_POINTS` values is drawn as a seeded, evenly spread sample of them
+//! (`drawn`), so a page's size is bounded whatever the number of runs.
 
 use crate::run::metric::Unit;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 /// Colours for series 0, 1, … (A, B, further builds), readable on white.
 const PALETTE: [RGBColor; 6] = [
@@ -20,6 +24,36 @@ const PALETTE: [RGBColor; 6] = [
 ];
 
 const WIDTH: u32 = 760;
+
+/// The most points a plot draws of one series. Each is about 100 bytes of
+/// SVG: 2,000 a series keeps a page of two sides in the hundreds of
+/// kilobytes, where drawing every run of a million a side made 386 MB.
+pub const MAX_POINTS: usize = 2_000;
+
+/// The seed of the sample `drawn` takes: fixed, so a report renders the same
+/// page every time.
+const SAMPLE_SEED: u64 = 0x6768_6f73_7470_6c74;
+
+/// The positions (ascending) of the points a plot draws of a series of `n`:
+/// every one up to `MAX_POINTS`; past it, `MAX_POINTS` of them, one drawn at
+/// random (a seeded ChaCha8) from each of `MAX_POINTS` equal stretches of
+/// `0..n`, so the sample follows the run order evenly and aliases with no
+/// period in the data.
+pub fn drawn(n: usize) -> Vec<usize> {
+    if n <= MAX_POINTS {
+        return (0..n).collect();
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(SAMPLE_SEED);
+    let edge = |k: usize| (k as u128 * n as u128 / MAX_POINTS as u128) as usize;
+    (0..MAX_POINTS)
+        .map(|k| rng.random_range(edge(k)..edge(k + 1)))
+        .collect()
+}
+
+/// How many of `n` points a plot draws.
+pub fn drawn_count(n: usize) -> usize {
+    n.min(MAX_POINTS)
+}
 
 pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
@@ -233,7 +267,8 @@ fn point_ranges(series: &[(&str, Vec<(f64, f64)>)]) -> Result<[(f64, f64); 2], &
     Ok([xs, ys])
 }
 
-/// Each series as a row of jittered points with its interquartile box and median.
+/// Each series as a row of jittered points (at most `MAX_POINTS`, see
+/// `drawn`) with its interquartile box and median (of every value).
 pub fn distribution(series: &[Series], unit: Unit, x_label: &str) -> String {
     let height = 70 + 60 * series.len().max(1) as u32;
     render(height, |root| {
@@ -257,9 +292,12 @@ pub fn distribution(series: &[Series], unit: Unit, x_label: &str) -> String {
                     c.stroke_width(3),
                 )))?;
             }
-            let points = s.values.iter().enumerate().filter(|(_, v)| v.is_finite());
+            let points = drawn(s.values.len())
+                .into_iter()
+                .map(|i| (i, s.values[i]))
+                .filter(|(_, v)| v.is_finite());
             chart.draw_series(points.map(|(i, v)| {
-                Circle::new((scale.apply(*v), y + jitter(i)), 3, c.mix(0.7).filled())
+                Circle::new((scale.apply(v), y + jitter(i)), 3, c.mix(0.7).filled())
             }))?;
         }
         Ok(())
@@ -267,7 +305,8 @@ pub fn distribution(series: &[Series], unit: Unit, x_label: &str) -> String {
 }
 
 /// Values by run number (x), one line of points per series: drift, warm-up
-/// effects and load spikes show up here and nowhere else.
+/// effects and load spikes show up here and nowhere else. At most
+/// `MAX_POINTS` of a series are drawn (`drawn`); the axes span all of them.
 pub fn run_order(series: &[(&str, Vec<(f64, f64)>)], unit: Unit, y_label: &str) -> String {
     render(300, |root| {
         let [xs, ys] = point_ranges(series)?;
@@ -275,7 +314,10 @@ pub fn run_order(series: &[(&str, Vec<(f64, f64)>)], unit: Unit, y_label: &str) 
         let scaled: Vec<(&str, Vec<(f64, f64)>)> = series
             .iter()
             .map(|(label, points)| {
-                let points = points.iter().map(|&(x, y)| (x, scale.apply(y))).collect();
+                let points = drawn(points.len())
+                    .into_iter()
+                    .map(|i| (points[i].0, scale.apply(points[i].1)))
+                    .collect();
                 (*label, points)
             })
             .collect();
@@ -448,5 +490,57 @@ mod tests {
             "ratio",
         );
         assert!(ci.starts_with("<svg") && ci.contains("<circle"), "{ci}");
+    }
+
+    #[test]
+    fn small_series_are_drawn_whole_and_large_ones_as_an_even_seeded_sample() {
+        assert_eq!(drawn(5), vec![0, 1, 2, 3, 4]);
+        assert_eq!(drawn(MAX_POINTS), (0..MAX_POINTS).collect::<Vec<_>>());
+        let n = 1_000_003;
+        let picked = drawn(n);
+        assert_eq!(picked.len(), MAX_POINTS);
+        assert_eq!(drawn_count(n), MAX_POINTS);
+        // One in each of MAX_POINTS equal stretches of 0..n, in order.
+        for (k, &i) in picked.iter().enumerate() {
+            let (start, end) = (k * n / MAX_POINTS, (k + 1) * n / MAX_POINTS);
+            assert!((start..end).contains(&i), "{k}: {i} not in {start}..{end}");
+        }
+        // Not a fixed stride: the positions within their stretches (of 500)
+        // vary; 2,000 uniform draws of 500 leave about 9 unseen.
+        let offsets: std::collections::BTreeSet<usize> = picked
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| i - k * n / MAX_POINTS)
+            .collect();
+        assert!(offsets.len() > 450, "{} offsets", offsets.len());
+        assert_eq!(drawn(n), picked, "the sample is not the same every time");
+    }
+
+    #[test]
+    fn a_large_series_draws_at_most_max_points_but_its_box_is_of_every_value() {
+        // 100,000 values: the first 90% at 1.0, the rest at 2.0, so the
+        // upper quartile is exactly 1.0 only if every value is counted.
+        let values: Vec<f64> = (0..100_000)
+            .map(|i| if i < 90_000 { 1.0 } else { 2.0 })
+            .collect();
+        let svg = distribution(
+            &[Series {
+                label: "A",
+                values: &values,
+            }],
+            Unit::None,
+            "value",
+        );
+        assert_eq!(svg.matches("<circle").count(), MAX_POINTS);
+        assert!(svg.len() < 400_000, "{} bytes", svg.len());
+        let points: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i as f64, v))
+            .collect();
+        let order = run_order(&[("A", points)], Unit::None, "value");
+        // The points and the legend's marker.
+        assert_eq!(order.matches("<circle").count(), MAX_POINTS + 1);
+        assert!(order.len() < 400_000, "{} bytes", order.len());
     }
 }

@@ -176,6 +176,7 @@ fn metric_section(report: &CompareReport, m: &MetricReport) -> String {
     } else {
         ""
     };
+    let drawn = drawn_note(report, [a_values.len(), b_values.len()]);
     out.push_str(&figure(
         &svg::distribution(
             &[
@@ -191,10 +192,22 @@ fn metric_section(report: &CompareReport, m: &MetricReport) -> String {
             m.unit,
             &m.name,
         ),
-        &format!(
-            "Every measured run; the box spans the middle half, the bar is the median.{corrected}"
-        ),
+        &match &drawn {
+            None => format!(
+                "Every measured run; the box spans the middle half, the bar is the median.\
+                 {corrected}"
+            ),
+            Some(drawn) => format!(
+                "{drawn}; the box spans the middle half of every run, the bar is their \
+                 median.{corrected}"
+            ),
+        },
     ));
+    let order = if report.analyze.is_some() {
+        "Values in the order of the file(s) they were read from: look for drift and spikes."
+    } else {
+        "Values in the order the runs happened (A and B interleaved): look for drift and spikes."
+    };
     out.push_str(&figure(
         &svg::run_order(
             &[
@@ -204,13 +217,38 @@ fn metric_section(report: &CompareReport, m: &MetricReport) -> String {
             m.unit,
             &m.name,
         ),
-        if report.analyze.is_some() {
-            "Values in the order of the file(s) they were read from: look for drift and spikes."
-        } else {
-            "Values in the order the runs happened (A and B interleaved): look for drift and spikes."
+        &match &drawn {
+            None => order.to_string(),
+            Some(drawn) => format!("{order} {drawn}."),
         },
     ));
     out
+}
+
+/// What the distribution and run-order plots draw when a side has more
+/// measured runs than a plot draws (`svg::MAX_POINTS`), or `None` when every
+/// run is drawn: "Drawn: 2000 of the 1000000 runs of A and 2000 of the
+/// 1000000 runs of B, one at random from each of 2000 equal stretches of
+/// the run order".
+fn drawn_note(report: &CompareReport, counts: [usize; 2]) -> Option<String> {
+    if counts.iter().all(|&n| svg::drawn_count(n) == n) {
+        return None;
+    }
+    let side = |i: usize| {
+        let n = counts[i];
+        let name = &report.commands[i].name;
+        match svg::drawn_count(n) {
+            drawn if drawn == n => format!("all {n} runs of {name}"),
+            drawn => format!("{drawn} of the {n} runs of {name}"),
+        }
+    };
+    Some(format!(
+        "Drawn: {} and {}, one at random from each of {} equal stretches of the run order \
+         (seeded: the same on every render)",
+        side(0),
+        side(1),
+        svg::MAX_POINTS
+    ))
 }
 
 /// (position in the whole run sequence, value) of every measured run of `side`.
