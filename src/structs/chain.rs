@@ -2,10 +2,16 @@
 //! (`Link`s: copies, constant adds, loads from a member, a RIP-relative `lea`, the
 //! function's entry), walked back over straight-line code of the site's chunk, and
 //! the constant an index register carries (`lea 3(%rcx),%rsi` then `(%rdx,%rsi,8)`).
-//! The walk stops where control joins from elsewhere (a jump target, unless every
-//! jump there is a loop's back edge that leaves the register alone, or only
-//! advances it by one constant stride: an induction pointer, `track`), after a
-//! call that returns the register, and after 24 instructions.
+//! Where control joins from elsewhere (a jump target) the walk goes on before a
+//! loop whose back edges leave the register alone or only advance it by one
+//! constant stride (an induction pointer, `track`); at any other join it follows
+//! every way in (each jump from before it and the code falling into it, up to 4
+//! ways and 3 joins deep) as a chain of its own (`Link::Join`), which maps only
+//! when all ways agree (`dwarf::trace`). It stops at a jump from another chunk, a
+//! back edge that changes the register otherwise, after a call that returns the
+//! register, and after 24 instructions on one way. Indirect jumps (jump tables)
+//! are not followed: like the straight-line walk before, a join reached only
+//! through one is not seen.
 
 use super::track::induction;
 use super::types::{Link, LockSite};
@@ -37,8 +43,25 @@ pub(super) struct PerCpu {
     pub(super) this_cpu_off: Option<u64>,
 }
 
-/// Instructions looked back over from a site for where its registers came from.
+/// Instructions looked back over from a site for where its registers came from
+/// (on each way into a join, afresh).
 const LOOKBACK: usize = 24;
+
+/// Join points one chain goes back over, and the ways into one it follows.
+const JOINS: usize = 3;
+const WAYS: usize = 4;
+
+/// Where a value is walked back from: the register at `code[at]` (before it runs),
+/// plus `offset` and an index when `index`; `over_join`: the join at `code[at]`
+/// is accounted for (a loop head, or a way into a join).
+#[derive(Clone, Copy)]
+struct Level {
+    at: usize,
+    register: Register,
+    offset: i64,
+    index: bool,
+    over_join: bool,
+}
 
 /// Where a direct jump or conditional branch goes (calls return to the next
 /// instruction, so their targets are function entries, not join points).
@@ -97,7 +120,7 @@ pub(super) fn chains(
         }
         if let Some(base) = full(i.memory_base()) {
             if site.base.is_some() {
-                site.chain = walk.chain(at, base, &mut factory);
+                (site.chain, site.paths) = walk.chain(at, base, &mut factory);
             }
         }
     }
@@ -230,11 +253,18 @@ impl Walk<'_> {
         }
     }
 
-    /// The chain of `base` at `code[at]` (see `Link`).
-    fn chain(&self, at: usize, base: Register, factory: &mut InstructionInfoFactory) -> Vec<Link> {
+    /// The chain of `base` at `code[at]` (see `Link`), and the ways into the joins
+    /// it walked back over (`LockSite::paths`).
+    fn chain(
+        &self,
+        at: usize,
+        base: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> (Vec<Link>, Vec<Vec<Link>>) {
         let mut links = Vec::new();
+        let mut paths = Vec::new();
         let Some(r) = dwarf_register(base) else {
-            return links;
+            return (links, paths);
         };
         links.push(Link::Register {
             address: self.code[at].ip(),
@@ -242,9 +272,35 @@ impl Walk<'_> {
             offset: 0,
             index: false,
         });
-        let (mut at, mut register, mut offset, mut index) = (at, base, 0i64, false);
+        let from = Level {
+            at,
+            register: base,
+            offset: 0,
+            index: false,
+            over_join: false,
+        };
+        self.level(from, 0, &mut links, &mut paths, factory);
+        (links, paths)
+    }
+
+    /// Walk one value back from `from`, appending its links (see `Link`); `joins`:
+    /// how many join points the walk has gone back over already.
+    fn level(
+        &self,
+        from: Level,
+        joins: usize,
+        links: &mut Vec<Link>,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) {
+        let Level {
+            mut at,
+            mut register,
+            mut offset,
+            mut index,
+            mut over_join,
+        } = from;
         let mut looked = 0;
-        let mut over_join = false;
         loop {
             let mut joined_at = None;
             let found = match self.writer_from(
@@ -267,7 +323,27 @@ impl Walk<'_> {
                                 _ => None,
                             })
                         });
-                    let (Some(stride), Some(r)) = (stride, dwarf_register(register)) else {
+                    let Some(r) = dwarf_register(register) else {
+                        break;
+                    };
+                    let Some(stride) = stride else {
+                        // Any other join: every way into it, when they are few.
+                        let here = Level {
+                            at: head,
+                            register,
+                            offset,
+                            index,
+                            over_join: true,
+                        };
+                        if let Some(join) = self.join(here, joins, paths, factory) {
+                            links.push(Link::Register {
+                                address: self.code[head].ip(),
+                                register: r,
+                                offset,
+                                index,
+                            });
+                            links.push(join);
+                        }
                         break;
                     };
                     links.push(Link::Induction {
@@ -387,7 +463,82 @@ impl Walk<'_> {
             at = w;
             register = next;
         }
-        links
+    }
+
+    /// The ways into the join point `here.at` for `here.register`, each walked back
+    /// as a chain of its own into `paths`: a jump from before it (from the end of
+    /// the jump), and the code falling into it. A back edge whose loop body leaves
+    /// the register alone brings the same value round and adds no way; any other
+    /// back edge, a jump from another chunk, more than `WAYS` ways or more than
+    /// `JOINS` joins on one walk make the value unknown (None).
+    fn join(
+        &self,
+        here: Level,
+        joins: usize,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Link> {
+        let (head, register) = (here.at, here.register);
+        let r = dwarf_register(register)?;
+        if joins >= JOINS || head == 0 {
+            return None;
+        }
+        let mut ways = Vec::new();
+        for &(_, from) in self.sources(head) {
+            if from == usize::MAX {
+                return None;
+            }
+            if from >= head {
+                let alone = from - head <= 4 * LOOKBACK
+                    && !self.code[head..=from]
+                        .iter()
+                        .any(|i| writes(i, register, factory));
+                if alone {
+                    continue;
+                }
+                return None;
+            }
+            ways.push(from);
+        }
+        let before = &self.code[head - 1];
+        let falls = !before.is_invalid()
+            && !matches!(
+                before.flow_control(),
+                FlowControl::UnconditionalBranch
+                    | FlowControl::IndirectBranch
+                    | FlowControl::Return
+                    | FlowControl::Exception
+                    | FlowControl::Interrupt
+            );
+        let count = ways.len() + usize::from(falls);
+        if count == 0 || count > WAYS {
+            return None;
+        }
+        let mut found = Vec::with_capacity(count);
+        for from in ways {
+            // The value at the jump is the value at the join.
+            let mut links = vec![Link::Register {
+                address: self.code[from].ip(),
+                register: r,
+                offset: here.offset,
+                index: here.index,
+            }];
+            let way = Level { at: from + 1, ..here };
+            self.level(way, joins + 1, &mut links, paths, factory);
+            found.push(links);
+        }
+        if falls {
+            let mut links = Vec::new();
+            self.level(here, joins + 1, &mut links, paths, factory);
+            found.push(links);
+        }
+        let first = u32::try_from(paths.len()).ok()?;
+        paths.extend(found);
+        Some(Link::Join {
+            address: self.code[head].ip(),
+            first,
+            count: count as u32,
+        })
     }
 
     /// The constant an index register carries on top of its variable part
