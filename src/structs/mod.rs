@@ -26,6 +26,7 @@ pub mod suggest;
 pub mod sync;
 mod track;
 pub mod types;
+mod write;
 
 pub use analysis::run;
 pub use types::{ArrayUse, Member, RecordKind, StructLayout, Summary, SyncKind, SyncMember};

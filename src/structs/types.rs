@@ -301,7 +301,11 @@ pub enum Link {
     /// comes from `count` ways (`LockSite::paths[first..first + count]`, each a
     /// chain of this level from the end of one way in: a jump to the join, or the
     /// code falling into it); it is known only when every way says the same.
-    Join { address: u64, first: u32, count: u32 },
+    Join {
+        address: u64,
+        first: u32,
+        count: u32,
+    },
 }
 
 /// Every link of `chain` and of the ways into its joins (`LockSite::paths`).
