@@ -9,10 +9,12 @@
 //! ways and 3 joins deep) as a chain of its own (`Link::Join`), which maps only
 //! when all ways agree (`dwarf::trace`). It stops at a jump from another chunk, a
 //! back edge that changes the register otherwise, after a call that returns the
-//! register, and after 24 instructions on one way. Indirect jumps (jump tables)
+//! register, and after 24 instructions on one way. A pointer reloaded from a
+//! stack spill slot is the register stored there (`spill`). Indirect jumps (jump tables)
 //! are not followed: like the straight-line walk before, a join reached only
 //! through one is not seen.
 
+use super::spill::{spilled, stack_escapes};
 use super::track::induction;
 use super::types::{Link, LockSite};
 use super::write::{full, write_of, writes, Write};
@@ -104,6 +106,7 @@ pub(super) fn chains(
         jumps: &jumps,
         entry: chunk.entry,
         per_cpu: chunk.per_cpu,
+        escapes: stack_escapes(code),
     };
     let mut factory = InstructionInfoFactory::new();
     for site in &mut sites {
@@ -134,6 +137,8 @@ struct Walk<'c> {
     jumps: &'c [(u64, usize)],
     entry: bool,
     per_cpu: PerCpu,
+    /// The chunk's stack addresses escape (`spill::stack_escapes`).
+    escapes: bool,
 }
 
 impl Walk<'_> {
@@ -335,6 +340,36 @@ impl Walk<'_> {
                 }
                 break;
             };
+            if let Write::Load(Register::RSP, k, false) = write {
+                let joins_at = |p: usize| !self.sources(p).is_empty();
+                let found = (joins < JOINS)
+                    .then(|| spilled(self.code, w, k, self.escapes, joins_at, factory))
+                    .flatten();
+                if let (Some((store, stored)), Some(r)) =
+                    (found, found.and_then(|f| dwarf_register(f.1)))
+                {
+                    // A reload from a spill slot: also the register stored there,
+                    // for when the slot is no variable.
+                    let mut way = vec![Link::Register {
+                        address: self.code[store].ip(),
+                        register: r,
+                        offset,
+                        index,
+                    }];
+                    let from = Level {
+                        at: store,
+                        register: stored,
+                        offset,
+                        index,
+                        over_join: false,
+                    };
+                    self.level(from, joins + 1, &mut way, paths, factory);
+                    if let Ok(way) = u32::try_from(paths.len()) {
+                        links.push(Link::Spilled { way });
+                    }
+                    paths.push(way);
+                }
+            }
             let address = self.code[w].ip();
             let next = match write {
                 Write::Copy(from, true) => from,

@@ -22,6 +22,7 @@ pub mod hazards;
 pub mod layout;
 pub mod locked;
 pub mod render;
+mod spill;
 pub mod suggest;
 pub mod sync;
 mod track;

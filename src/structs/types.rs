@@ -306,6 +306,10 @@ pub enum Link {
         first: u32,
         count: u32,
     },
+    /// The rest of the chain is a reload from a stack slot that a register was
+    /// spilled to (`structs::spill`); when the slot's memory says nothing, the
+    /// level's value is that register's (`LockSite::paths[way]`).
+    Spilled { way: u32 },
 }
 
 /// Every link of `chain` and of the ways into its joins (`LockSite::paths`).
@@ -315,10 +319,12 @@ pub fn all_links<'l>(chain: &'l [Link], paths: &'l [Vec<Link>]) -> Vec<&'l Link>
     while let Some(links) = stack.pop() {
         for l in links {
             out.push(l);
-            if let Link::Join { first, count, .. } = *l {
-                let (first, count) = (first as usize, count as usize);
-                stack.extend(paths.iter().skip(first).take(count).map(Vec::as_slice));
-            }
+            let (first, count) = match *l {
+                Link::Join { first, count, .. } => (first as usize, count as usize),
+                Link::Spilled { way } => (way as usize, 1),
+                _ => continue,
+            };
+            stack.extend(paths.iter().skip(first).take(count).map(Vec::as_slice));
         }
     }
     out

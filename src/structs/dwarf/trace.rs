@@ -5,7 +5,8 @@
 //! there if the unit declares it), or, inferred, the parameter an argument register
 //! held on entry to the function. At a join point (`Link::Join`) every way in is
 //! traced, and the value is known only when all of them say the same type, offset
-//! and mapping. A chain that reaches none of these maps to nothing.
+//! and mapping. A reload from a stack slot is what the slot's variable says, else
+//! what the register spilled there says (`Link::Spilled`). A chain that reaches none of these maps to nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame, Loc, Var};
@@ -113,6 +114,24 @@ impl<'a> Builder<'a, '_> {
                         stride,
                         via: None,
                     });
+                }
+                Link::Spilled { way } => {
+                    // The slot's memory first (a variable there), then the
+                    // register spilled to it.
+                    let rest = self.trace(&links[k + 1..], paths, frames, ctx);
+                    let t = match (rest, paths.get(way as usize)) {
+                        (Ok(t), _) => Ok(t),
+                        (Err(e), Some(spilled)) => {
+                            self.trace(spilled, paths, frames, ctx).map_err(|_| e)
+                        }
+                        (Err(e), None) => Err(e),
+                    };
+                    let mut t = t.map_err(|e| if scalar { Unmapped::ScalarVariable } else { e })?;
+                    t.stride = match (t.stride, stride) {
+                        (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
+                        (a, b) => a.or(b),
+                    };
+                    return Ok(t);
                 }
                 Link::Join {
                     address,
