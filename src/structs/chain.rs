@@ -5,10 +5,10 @@
 //! Where control joins from elsewhere (a jump target) the walk goes on before a
 //! loop whose back edges leave the register alone or only advance it by one
 //! constant stride (an induction pointer, `track`); at any other join it follows
-//! every way in (each jump from before it and the code falling into it, up to 4
-//! ways and 3 joins deep) as a chain of its own (`Link::Join`), which maps only
-//! when all ways agree (`dwarf::trace`). It stops at a jump from another chunk, a
-//! back edge that changes the register otherwise, after a call that returns the
+//! every way in (each jump there and the code falling into it, up to 4 ways and
+//! 3 joins deep) as a chain of its own (`Link::Join`), which maps only
+//! when all ways agree (`dwarf::trace`). It stops at a jump from another chunk,
+//! after a call that returns the
 //! register, and after 24 instructions on one way. A pointer reloaded from a
 //! stack spill slot is the register stored there (`spill`). Indirect jumps (jump tables)
 //! are not followed: like the straight-line walk before, a join reached only
@@ -467,11 +467,11 @@ impl Walk<'_> {
     }
 
     /// The ways into the join point `here.at` for `here.register`, each walked back
-    /// as a chain of its own into `paths`: a jump from before it (from the end of
-    /// the jump), and the code falling into it. A back edge whose loop body leaves
-    /// the register alone brings the same value round and adds no way; any other
-    /// back edge, a jump from another chunk, more than `WAYS` ways or more than
-    /// `JOINS` joins on one walk make the value unknown (None).
+    /// as a chain of its own into `paths`: each jump to it (from the end of the
+    /// jump), and the code falling into it. A back edge whose loop body leaves the
+    /// register alone brings the same value round and adds no way; a jump from
+    /// another chunk, more than `WAYS` ways or more than `JOINS` joins on one walk
+    /// make the value unknown (None).
     fn join(
         &self,
         here: Level,
@@ -489,17 +489,20 @@ impl Walk<'_> {
             if from == usize::MAX {
                 return None;
             }
-            if from >= head {
-                let alone = from - head <= 4 * LOOKBACK
-                    && !self.code[head..=from]
-                        .iter()
-                        .any(|i| writes(i, register, factory));
-                if alone {
-                    continue;
-                }
-                return None;
+            // A back edge whose loop body leaves the register alone brings the
+            // same value round. Any other jump from after the join (a loop's back
+            // edge, or a branch GCC placed after it) is a way like the others:
+            // walked back from it, a loop's value reaches this join again and
+            // stops there, so only a value the body sets afresh each time round
+            // can agree with the other ways.
+            let alone = from >= head
+                && from - head <= 4 * LOOKBACK
+                && !self.code[head..=from]
+                    .iter()
+                    .any(|i| writes(i, register, factory));
+            if !alone {
+                ways.push(from);
             }
-            ways.push(from);
         }
         let before = &self.code[head - 1];
         let falls = !before.is_invalid()
