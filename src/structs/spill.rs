@@ -115,3 +115,68 @@ pub(super) fn spilled(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iced_x86::{Decoder, DecoderOptions};
+
+    fn decode(bytes: &[u8]) -> Vec<Instruction> {
+        Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE)
+            .iter()
+            .collect()
+    }
+
+    /// `spilled` for the reload that is the last instruction, with no joins.
+    fn find(code: &[Instruction]) -> Option<(usize, Register)> {
+        let k = code.last().unwrap().memory_displacement64() as i64;
+        let escapes = stack_escapes(code);
+        let mut factory = InstructionInfoFactory::new();
+        spilled(code, code.len() - 1, k, escapes, |_| false, &mut factory)
+    }
+
+    const STORE: [u8; 4] = [0x4c, 0x89, 0x04, 0x24]; // mov %r8,(%rsp)
+    const CALL: [u8; 5] = [0xe8, 0, 0, 0, 0]; // call
+    const RELOAD: [u8; 4] = [0x4c, 0x8b, 0x04, 0x24]; // mov (%rsp),%r8
+
+    fn code(between: &[u8]) -> Vec<Instruction> {
+        let mut bytes = STORE.to_vec();
+        bytes.extend_from_slice(between);
+        bytes.extend_from_slice(&RELOAD);
+        decode(&bytes)
+    }
+
+    #[test]
+    fn a_reload_across_a_call_is_the_register_spilled_there() {
+        assert_eq!(find(&code(&CALL)), Some((0, Register::R8)));
+        // A store to another slot (8(%rsp)) does not touch it.
+        let other = [0x48, 0x89, 0x5c, 0x24, 0x08]; // mov %rbx,0x8(%rsp)
+        assert_eq!(find(&code(&other)), Some((0, Register::R8)));
+    }
+
+    #[test]
+    fn a_slot_that_may_be_written_or_moved_is_no_spill() {
+        // movq $0,(%rsp): the slot written in between.
+        assert_eq!(find(&code(&[0x48, 0xc7, 0x04, 0x24, 0, 0, 0, 0])), None);
+        // movb $1,0x7(%rsp): one byte of it.
+        assert_eq!(find(&code(&[0xc6, 0x44, 0x24, 0x07, 0x01])), None);
+        // push %rbx: %rsp moves, (%rsp) is another slot.
+        assert_eq!(find(&code(&[0x53])), None);
+        // lea 0x8(%rsp),%rdi: a stack address escapes, so a call may write it.
+        let mut escaping = vec![0x48, 0x8d, 0x7c, 0x24, 0x08];
+        escaping.extend_from_slice(&CALL);
+        assert_eq!(find(&code(&escaping)), None);
+        // mov %rsp,%rdi: the same.
+        assert_eq!(find(&code(&[0x48, 0x89, 0xe7])), None);
+        // No store before the reload.
+        assert_eq!(find(&decode(&[CALL.as_slice(), &RELOAD].concat())), None);
+    }
+
+    #[test]
+    fn a_join_between_store_and_reload_stops_the_search() {
+        let code = code(&CALL);
+        let mut factory = InstructionInfoFactory::new();
+        // The reload is jumped to from elsewhere (index 2 is a join point).
+        assert_eq!(spilled(&code, 2, 0, false, |p| p == 2, &mut factory), None);
+    }
+}
