@@ -5,14 +5,13 @@
 //! Where control joins from elsewhere (a jump target) the walk goes on before a
 //! loop whose back edges leave the register alone or only advance it by one
 //! constant stride (an induction pointer, `track`); at any other join it follows
-//! every way in (each jump there and the code falling into it, up to 4 ways and
-//! 3 joins deep) as a chain of its own (`Link::Join`), which maps only
-//! when all ways agree (`dwarf::trace`). It stops at a jump from another chunk,
-//! after a call that returns the
-//! register, and after 24 instructions on one way. A pointer reloaded from a
-//! stack spill slot is the register stored there (`spill`). Indirect jumps (jump tables)
-//! are not followed: like the straight-line walk before, a join reached only
-//! through one is not seen.
+//! every way in (each jump there and the code falling into it, up to 4 ways and 3
+//! joins deep) as a chain of its own (`Link::Join`), which maps only when all ways
+//! agree (`dwarf::trace`). It stops at a jump from another chunk, after a call
+//! that returns the register, and after 24 instructions on one way. A pointer
+//! reloaded from a stack spill slot is also the register stored there (`spill`).
+//! Indirect jumps (jump tables) are not followed: as for the straight-line walk
+//! before, a join reached only through one is not seen.
 
 use super::spill::{spilled, stack_escapes};
 use super::track::induction;
