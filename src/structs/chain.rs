@@ -2,16 +2,22 @@
 //! (`Link`s: copies, constant adds, loads from a member, a RIP-relative `lea`, the
 //! function's entry), walked back over straight-line code of the site's chunk, and
 //! the constant an index register carries (`lea 3(%rcx),%rsi` then `(%rdx,%rsi,8)`).
-//! The walk stops where control joins from elsewhere (a jump target, unless every
-//! jump there is a loop's back edge that leaves the register alone, or only
-//! advances it by one constant stride: an induction pointer, `track`), after a
-//! call that returns the register, and after 24 instructions.
+//! Where control joins from elsewhere (a jump target) the walk goes on before a
+//! loop whose back edges leave the register alone or only advance it by one
+//! constant stride (an induction pointer, `track`); at any other join it follows
+//! every way in (each jump there and the code falling into it, up to 4 ways and 3
+//! joins deep) as a chain of its own (`Link::Join`), which maps only when all ways
+//! agree (`dwarf::trace`). It stops at a jump from another chunk, after a call
+//! that returns the register, and after 24 instructions on one way. A pointer
+//! reloaded from a stack spill slot is also the register stored there (`spill`).
+//! Indirect jumps (jump tables) are not followed: as for the straight-line walk
+//! before, a join reached only through one is not seen.
 
+use super::spill::{spilled, stack_escapes};
 use super::track::induction;
 use super::types::{Link, LockSite};
-use iced_x86::{
-    FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
-};
+use super::write::{full, write_of, writes, Write};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, OpKind, Register};
 
 /// A range of code to decode: one function, or a whole section without symbols.
 pub(super) struct Chunk<'a> {
@@ -37,8 +43,25 @@ pub(super) struct PerCpu {
     pub(super) this_cpu_off: Option<u64>,
 }
 
-/// Instructions looked back over from a site for where its registers came from.
+/// Instructions looked back over from a site for where its registers came from
+/// (on each way into a join, afresh).
 const LOOKBACK: usize = 24;
+
+/// Join points one chain goes back over, and the ways into one it follows.
+const JOINS: usize = 3;
+const WAYS: usize = 4;
+
+/// Where a value is walked back from: the register at `code[at]` (before it runs),
+/// plus `offset` and an index when `index`; `over_join`: the join at `code[at]`
+/// is accounted for (a loop head, or a way into a join).
+#[derive(Clone, Copy)]
+struct Level {
+    at: usize,
+    register: Register,
+    offset: i64,
+    index: bool,
+    over_join: bool,
+}
 
 /// Where a direct jump or conditional branch goes (calls return to the next
 /// instruction, so their targets are function entries, not join points).
@@ -82,6 +105,7 @@ pub(super) fn chains(
         jumps: &jumps,
         entry: chunk.entry,
         per_cpu: chunk.per_cpu,
+        escapes: stack_escapes(code),
     };
     let mut factory = InstructionInfoFactory::new();
     for site in &mut sites {
@@ -97,16 +121,11 @@ pub(super) fn chains(
         }
         if let Some(base) = full(i.memory_base()) {
             if site.base.is_some() {
-                site.chain = walk.chain(at, base, &mut factory);
+                (site.chain, site.paths) = walk.chain(at, base, &mut factory);
             }
         }
     }
     sites
-}
-
-/// A 64-bit general register (not RIP, not none).
-fn full(r: Register) -> Option<Register> {
-    (r != Register::None && r != Register::RIP && r.is_gpr64()).then_some(r)
 }
 
 /// Straight-line code of one chunk, walked back from an instruction.
@@ -117,34 +136,8 @@ struct Walk<'c> {
     jumps: &'c [(u64, usize)],
     entry: bool,
     per_cpu: PerCpu,
-}
-
-/// What the instruction that last wrote a register did to it.
-pub(super) enum Write {
-    /// `mov from, reg`, `movsxd`, `cdqe`: the same value (for an index, the sign
-    /// extension changes nothing of a non-negative one); true when 64 bits wide.
-    Copy(Register, bool),
-    /// `lea k(from), reg`
-    Add(Register, i64),
-    /// `add $k, reg` / `sub` / `inc` / `dec`: the register itself before, plus k.
-    AddSelf(i64),
-    /// `lea k(from, idx, s), reg`: plus an index of unknown stride.
-    AddIndexed(Register, i64),
-    /// `lea k(%rip), reg`
-    Global(u64),
-    /// `add from, reg`: two registers added, one a pointer, one an index.
-    AddRegister(Register),
-    /// `mov k(from[, idx, s]), reg`: a pointer loaded from memory.
-    Load(Register, i64, bool),
-    /// `mov k(%rip), reg`: a pointer loaded from a global.
-    LoadGlobal(u64),
-    /// `mov $k, reg` (64-bit): an absolute address (the kernel's code model).
-    Constant(u64),
-    /// `add k(,idx,s), reg` (`segment`: `add %gs:k, reg`): plus a value loaded
-    /// from a table at k; the register itself before, plus that.
-    AddLoaded { address: u64, segment: bool },
-    /// Anything else (a call's return value, arithmetic, a load of another size).
-    Other,
+    /// The chunk's stack addresses escape (`spill::stack_escapes`).
+    escapes: bool,
 }
 
 impl Walk<'_> {
@@ -230,11 +223,18 @@ impl Walk<'_> {
         }
     }
 
-    /// The chain of `base` at `code[at]` (see `Link`).
-    fn chain(&self, at: usize, base: Register, factory: &mut InstructionInfoFactory) -> Vec<Link> {
+    /// The chain of `base` at `code[at]` (see `Link`), and the ways into the joins
+    /// it walked back over (`LockSite::paths`).
+    fn chain(
+        &self,
+        at: usize,
+        base: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> (Vec<Link>, Vec<Vec<Link>>) {
         let mut links = Vec::new();
+        let mut paths = Vec::new();
         let Some(r) = dwarf_register(base) else {
-            return links;
+            return (links, paths);
         };
         links.push(Link::Register {
             address: self.code[at].ip(),
@@ -242,9 +242,35 @@ impl Walk<'_> {
             offset: 0,
             index: false,
         });
-        let (mut at, mut register, mut offset, mut index) = (at, base, 0i64, false);
+        let from = Level {
+            at,
+            register: base,
+            offset: 0,
+            index: false,
+            over_join: false,
+        };
+        self.level(from, 0, &mut links, &mut paths, factory);
+        (links, paths)
+    }
+
+    /// Walk one value back from `from`, appending its links (see `Link`); `joins`:
+    /// how many join points the walk has gone back over already.
+    fn level(
+        &self,
+        from: Level,
+        joins: usize,
+        links: &mut Vec<Link>,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) {
+        let Level {
+            mut at,
+            mut register,
+            mut offset,
+            mut index,
+            mut over_join,
+        } = from;
         let mut looked = 0;
-        let mut over_join = false;
         loop {
             let mut joined_at = None;
             let found = match self.writer_from(
@@ -267,7 +293,27 @@ impl Walk<'_> {
                                 _ => None,
                             })
                         });
-                    let (Some(stride), Some(r)) = (stride, dwarf_register(register)) else {
+                    let Some(r) = dwarf_register(register) else {
+                        break;
+                    };
+                    let Some(stride) = stride else {
+                        // Any other join: every way into it, when they are few.
+                        let here = Level {
+                            at: head,
+                            register,
+                            offset,
+                            index,
+                            over_join: true,
+                        };
+                        if let Some(join) = self.join(here, joins, paths, factory) {
+                            links.push(Link::Register {
+                                address: self.code[head].ip(),
+                                register: r,
+                                offset,
+                                index,
+                            });
+                            links.push(join);
+                        }
                         break;
                     };
                     links.push(Link::Induction {
@@ -293,6 +339,36 @@ impl Walk<'_> {
                 }
                 break;
             };
+            if let Write::Load(Register::RSP, k, false) = write {
+                let joins_at = |p: usize| !self.sources(p).is_empty();
+                let found = (joins < JOINS)
+                    .then(|| spilled(self.code, w, k, self.escapes, joins_at, factory))
+                    .flatten();
+                if let (Some((store, stored)), Some(r)) =
+                    (found, found.and_then(|f| dwarf_register(f.1)))
+                {
+                    // A reload from a spill slot: also the register stored there,
+                    // for when the slot is no variable.
+                    let mut way = vec![Link::Register {
+                        address: self.code[store].ip(),
+                        register: r,
+                        offset,
+                        index,
+                    }];
+                    let from = Level {
+                        at: store,
+                        register: stored,
+                        offset,
+                        index,
+                        over_join: false,
+                    };
+                    self.level(from, joins + 1, &mut way, paths, factory);
+                    if let Ok(way) = u32::try_from(paths.len()) {
+                        links.push(Link::Spilled { way });
+                    }
+                    paths.push(way);
+                }
+            }
             let address = self.code[w].ip();
             let next = match write {
                 Write::Copy(from, true) => from,
@@ -387,7 +463,88 @@ impl Walk<'_> {
             at = w;
             register = next;
         }
-        links
+    }
+
+    /// The ways into the join point `here.at` for `here.register`, each walked back
+    /// as a chain of its own into `paths`: each jump to it (from the end of the
+    /// jump), and the code falling into it. A back edge whose loop body leaves the
+    /// register alone brings the same value round and adds no way; a jump from
+    /// another chunk, more than `WAYS` ways or more than `JOINS` joins on one walk
+    /// make the value unknown (None).
+    fn join(
+        &self,
+        here: Level,
+        joins: usize,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Link> {
+        let (head, register) = (here.at, here.register);
+        let r = dwarf_register(register)?;
+        if joins >= JOINS || head == 0 {
+            return None;
+        }
+        let mut ways = Vec::new();
+        for &(_, from) in self.sources(head) {
+            if from == usize::MAX {
+                return None;
+            }
+            // A back edge whose loop body leaves the register alone brings the
+            // same value round. Any other jump from after the join (a loop's back
+            // edge, or a branch GCC placed after it) is a way like the others:
+            // walked back from it, a loop's value reaches this join again and
+            // stops there, so only a value the body sets afresh each time round
+            // can agree with the other ways.
+            let alone = from >= head
+                && from - head <= 4 * LOOKBACK
+                && !self.code[head..=from]
+                    .iter()
+                    .any(|i| writes(i, register, factory));
+            if !alone {
+                ways.push(from);
+            }
+        }
+        let before = &self.code[head - 1];
+        let falls = !before.is_invalid()
+            && !matches!(
+                before.flow_control(),
+                FlowControl::UnconditionalBranch
+                    | FlowControl::IndirectBranch
+                    | FlowControl::Return
+                    | FlowControl::Exception
+                    | FlowControl::Interrupt
+            );
+        let count = ways.len() + usize::from(falls);
+        if count == 0 || count > WAYS {
+            return None;
+        }
+        let mut found = Vec::with_capacity(count);
+        for from in ways {
+            // The value at the jump is the value at the join.
+            let mut links = vec![Link::Register {
+                address: self.code[from].ip(),
+                register: r,
+                offset: here.offset,
+                index: here.index,
+            }];
+            let way = Level {
+                at: from + 1,
+                ..here
+            };
+            self.level(way, joins + 1, &mut links, paths, factory);
+            found.push(links);
+        }
+        if falls {
+            let mut links = Vec::new();
+            self.level(here, joins + 1, &mut links, paths, factory);
+            found.push(links);
+        }
+        let first = u32::try_from(paths.len()).ok()?;
+        paths.extend(found);
+        Some(Link::Join {
+            address: self.code[head].ip(),
+            first,
+            count: count as u32,
+        })
     }
 
     /// The constant an index register carries on top of its variable part
@@ -408,144 +565,6 @@ impl Walk<'_> {
             at = w;
         }
         k
-    }
-}
-
-/// Whether `i` writes `register`. A call writes the return registers; others it
-/// leaves as they were (the compiler reads them after it only if so).
-pub(super) fn writes(
-    i: &Instruction,
-    register: Register,
-    factory: &mut InstructionInfoFactory,
-) -> bool {
-    if i.flow_control() == FlowControl::Call {
-        return matches!(register, Register::RAX | Register::RDX);
-    }
-    factory.info(i).used_registers().iter().any(|u| {
-        u.register().full_register() == register
-            && !matches!(u.access(), OpAccess::Read | OpAccess::CondRead)
-    })
-}
-
-/// What instruction `i`, which writes `register`, did to it (see `Write`).
-pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
-    let to_register = i.op_count() >= 1
-        && i.op0_kind() == OpKind::Register
-        && i.op0_register().full_register() == register;
-    if !to_register {
-        return Write::Other;
-    }
-    let imm = || -> Option<i64> {
-        (i.op_count() == 2
-            && matches!(
-                i.op1_kind(),
-                OpKind::Immediate8
-                    | OpKind::Immediate8to32
-                    | OpKind::Immediate8to64
-                    | OpKind::Immediate32
-                    | OpKind::Immediate32to64
-            ))
-        .then(|| i.immediate(1) as i64)
-    };
-    let plain = i.segment_prefix() == Register::None;
-    match i.mnemonic() {
-        Mnemonic::Mov | Mnemonic::Movsxd
-            if i.op_count() == 2 && i.op1_kind() == OpKind::Register =>
-        {
-            let from = i.op1_register().full_register();
-            // A 64-bit copy, or a 32-bit one (mov zero-extends, movsxd sign-extends).
-            if from.is_gpr64() && i.op1_register().size() >= 4 {
-                Write::Copy(
-                    from,
-                    i.op1_register().size() == 8 && i.mnemonic() == Mnemonic::Mov,
-                )
-            } else {
-                Write::Other
-            }
-        }
-        Mnemonic::Cdqe => Write::Copy(Register::RAX, false),
-        _ if i.flow_control() == FlowControl::Call => Write::Other,
-        Mnemonic::Lea if plain => {
-            let b = i.memory_base();
-            let d = i.memory_displacement64() as i64;
-            if b == Register::RIP {
-                return Write::Global(i.ip_rel_memory_address());
-            }
-            match (full(b), full(i.memory_index())) {
-                (Some(b), None) => Write::Add(b, d),
-                (Some(b), Some(_)) => Write::AddIndexed(b, d),
-                _ => Write::Other,
-            }
-        }
-        // `mov %gs:k, reg`: a pointer loaded from the per-CPU variable at k (the
-        // kernel's `current`), which the globals describe like any other.
-        Mnemonic::Mov
-            if i.segment_prefix() == Register::GS
-                && i.op_count() == 2
-                && i.op1_kind() == OpKind::Memory
-                && i.op0_register().size() == 8
-                && i.memory_base() == Register::None
-                && i.memory_index() == Register::None =>
-        {
-            Write::LoadGlobal(i.memory_displacement64())
-        }
-        Mnemonic::Mov
-            if plain
-                && i.op_count() == 2
-                && i.op1_kind() == OpKind::Memory
-                && i.op0_register().size() == 8 =>
-        {
-            if i.memory_base() == Register::RIP {
-                return Write::LoadGlobal(i.ip_rel_memory_address());
-            }
-            match full(i.memory_base()) {
-                Some(b) => Write::Load(
-                    b,
-                    i.memory_displacement64() as i64,
-                    i.memory_index() != Register::None,
-                ),
-                None => Write::Other,
-            }
-        }
-        Mnemonic::Add
-            if i.op0_register().size() == 8
-                && i.op_count() == 2
-                && i.op1_kind() == OpKind::Register
-                && i.op1_register().is_gpr64() =>
-        {
-            Write::AddRegister(i.op1_register())
-        }
-        Mnemonic::Add
-            if i.op0_register().size() == 8
-                && i.op_count() == 2
-                && i.op1_kind() == OpKind::Memory
-                && i.memory_base() == Register::None =>
-        {
-            let segment = i.segment_prefix() == Register::GS;
-            let indexed = i.memory_index() != Register::None;
-            if (segment && !indexed) || (plain && indexed) {
-                Write::AddLoaded {
-                    address: i.memory_displacement64(),
-                    segment,
-                }
-            } else {
-                Write::Other
-            }
-        }
-        Mnemonic::Mov
-            if i.op_count() == 2
-                && i.op0_register().size() == 8
-                && matches!(i.op1_kind(), OpKind::Immediate32to64 | OpKind::Immediate64) =>
-        {
-            Write::Constant(i.immediate(1))
-        }
-        Mnemonic::Add if i.op0_register().size() == 8 => imm().map_or(Write::Other, Write::AddSelf),
-        Mnemonic::Sub if i.op0_register().size() == 8 => {
-            imm().map_or(Write::Other, |k| Write::AddSelf(k.wrapping_neg()))
-        }
-        Mnemonic::Inc if i.op_count() == 1 => Write::AddSelf(1),
-        Mnemonic::Dec if i.op_count() == 1 => Write::AddSelf(-1),
-        _ => Write::Other,
     }
 }
 

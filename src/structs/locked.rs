@@ -11,7 +11,7 @@
 
 use super::cfa::{self, Cfa};
 use super::chain::{chains, dwarf_register, jump_target, Chunk, PerCpu};
-use super::types::{Link, LockSite};
+use super::types::{all_links, Link, LockSite};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 use rayon::prelude::*;
@@ -134,7 +134,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
     let mut frame_addresses: Vec<u64> = sites
         .iter()
         .filter(|s| !s.plain)
-        .flat_map(|s| s.chain.iter())
+        .flat_map(|s| all_links(&s.chain, &s.paths))
         .filter_map(|l| match *l {
             Link::Register {
                 address,
@@ -342,6 +342,7 @@ fn operand(instruction: &Instruction, function: u32, op: String) -> LockSite {
         segment,
         plain: false,
         chain: Vec::new(),
+        paths: Vec::new(),
     }
 }
 

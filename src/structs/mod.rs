@@ -22,10 +22,12 @@ pub mod hazards;
 pub mod layout;
 pub mod locked;
 pub mod render;
+mod spill;
 pub mod suggest;
 pub mod sync;
 mod track;
 pub mod types;
+mod write;
 
 pub use analysis::run;
 pub use types::{ArrayUse, Member, RecordKind, StructLayout, Summary, SyncKind, SyncMember};

@@ -245,6 +245,9 @@ pub struct LockSite {
     /// How the base register got its value, walked back over straight-line code
     /// from the site (the first link is the base register at the site itself).
     pub chain: Vec<Link>,
+    /// The ways into the join points the chain walked back over (`Link::Join`
+    /// names a run of them): each a chain of its own, for the same level.
+    pub paths: Vec<Vec<Link>>,
 }
 
 /// One step back from a lock site's base register to where its value came from.
@@ -294,6 +297,37 @@ pub enum Link {
         offset: i64,
         index: bool,
     },
+    /// The level's value is what it was at a join point (`address`), where control
+    /// comes from `count` ways (`LockSite::paths[first..first + count]`, each a
+    /// chain of this level from the end of one way in: a jump to the join, or the
+    /// code falling into it); it is known only when every way says the same.
+    Join {
+        address: u64,
+        first: u32,
+        count: u32,
+    },
+    /// The rest of the chain is a reload from a stack slot that a register was
+    /// spilled to (`structs::spill`); when the slot's memory says nothing, the
+    /// level's value is that register's (`LockSite::paths[way]`).
+    Spilled { way: u32 },
+}
+
+/// Every link of `chain` and of the ways into its joins (`LockSite::paths`).
+pub fn all_links<'l>(chain: &'l [Link], paths: &'l [Vec<Link>]) -> Vec<&'l Link> {
+    let mut out = Vec::new();
+    let mut stack = vec![chain];
+    while let Some(links) = stack.pop() {
+        for l in links {
+            out.push(l);
+            let (first, count) = match *l {
+                Link::Join { first, count, .. } => (first as usize, count as usize),
+                Link::Spilled { way } => (way as usize, 1),
+                _ => continue,
+            };
+            stack.extend(paths.iter().skip(first).take(count).map(Vec::as_slice));
+        }
+    }
+    out
 }
 
 /// Where a member was seen locked, for the findings: address, function, operation.

@@ -3,8 +3,10 @@
 //! a register of it, the pointer type of the member a `Load` read it from, a global
 //! variable (by address: one the unit defines, else the one the symbol table names
 //! there if the unit declares it), or, inferred, the parameter an argument register
-//! held on entry to the function. A chain that reaches none of these maps to
-//! nothing.
+//! held on entry to the function. At a join point (`Link::Join`) every way in is
+//! traced, and the value is known only when all of them say the same type, offset
+//! and mapping. A reload from a stack slot is what the slot's variable says, else
+//! what the register spilled there says (`Link::Spilled`). A chain that reaches none of these maps to nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame, Loc, Var};
@@ -41,6 +43,7 @@ impl<'a> Builder<'a, '_> {
     pub(super) fn trace(
         &mut self,
         links: &[Link],
+        paths: &[Vec<Link>],
         frames: &[Frame<'a>],
         ctx: &mut Ctx<'_>,
     ) -> Result<Traced, Unmapped> {
@@ -74,7 +77,7 @@ impl<'a> Builder<'a, '_> {
                     displacement,
                     load_index,
                 } => {
-                    let inner = self.trace(&links[k + 1..], frames, ctx)?;
+                    let inner = self.trace(&links[k + 1..], paths, frames, ctx)?;
                     let at = u64::try_from(inner.offset.wrapping_add(displacement))
                         .map_err(|_| Unmapped::NoCandidate)?;
                     let d = self
@@ -112,6 +115,35 @@ impl<'a> Builder<'a, '_> {
                         via: None,
                     });
                 }
+                Link::Spilled { way } => {
+                    // The slot's memory first (a variable there), then the
+                    // register spilled to it.
+                    let rest = self.trace(&links[k + 1..], paths, frames, ctx);
+                    let t = match (rest, paths.get(way as usize)) {
+                        (Ok(t), _) => Ok(t),
+                        (Err(e), Some(spilled)) => {
+                            self.trace(spilled, paths, frames, ctx).map_err(|_| e)
+                        }
+                        (Err(e), None) => Err(e),
+                    };
+                    let mut t = t.map_err(|e| if scalar { Unmapped::ScalarVariable } else { e })?;
+                    t.stride = match (t.stride, stride) {
+                        (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
+                        (a, b) => a.or(b),
+                    };
+                    return Ok(t);
+                }
+                Link::Join {
+                    address,
+                    first,
+                    count,
+                } => {
+                    // A variable in a register on the way here that points to no
+                    // record says more than a join that cannot be traced.
+                    return self
+                        .join(address, first, count, stride, paths, frames, ctx)
+                        .map_err(|e| if scalar { Unmapped::ScalarVariable } else { e });
+                }
                 Link::Entry {
                     register,
                     offset,
@@ -136,6 +168,49 @@ impl<'a> Builder<'a, '_> {
         } else {
             Unmapped::UntrackedBase
         })
+    }
+
+    /// The value at a join point (`Link::Join`): what every way in says, when
+    /// they all say the same; `stride`: an induction found after the join.
+    #[allow(clippy::too_many_arguments)]
+    fn join(
+        &mut self,
+        address: u64,
+        first: u32,
+        count: u32,
+        stride: Option<i64>,
+        paths: &[Vec<Link>],
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx<'_>,
+    ) -> Result<Traced, Unmapped> {
+        let ways = paths
+            .get(first as usize..first as usize + count as usize)
+            .ok_or(Unmapped::UntrackedBase)?;
+        let mut agreed: Option<Traced> = None;
+        for way in ways {
+            let t = self.trace(way, paths, frames, ctx)?;
+            match &agreed {
+                None => agreed = Some(t),
+                Some(a)
+                    if a.ty == t.ty
+                        && a.offset == t.offset
+                        && a.unknown == t.unknown
+                        && a.mapping == t.mapping
+                        && a.stride == t.stride => {}
+                Some(_) => return Err(Unmapped::UntrackedBase),
+            }
+        }
+        let mut t = agreed.ok_or(Unmapped::UntrackedBase)?;
+        t.stride = match (t.stride, stride) {
+            (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
+            (a, b) => a.or(b),
+        };
+        let join = format!("the same on all {count} ways into {address:#x}");
+        t.via = Some(match t.via {
+            Some(v) => format!("{join}; {v}"),
+            None => join,
+        });
+        Ok(t)
     }
 
     /// What the variable whose location at `pc` is `register` (innermost scope

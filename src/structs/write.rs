@@ -1,0 +1,178 @@
+//! Atomics by use, step 1b's vocabulary: what one decoded instruction does to a
+//! register (`Write`: a copy, a constant added, a load from a member, a global's
+//! address, …), for the walks back from a lock site (`structs::chain`).
+
+use iced_x86::{
+    FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
+};
+
+/// A 64-bit general register (not RIP, not none).
+pub(super) fn full(r: Register) -> Option<Register> {
+    (r != Register::None && r != Register::RIP && r.is_gpr64()).then_some(r)
+}
+
+/// What the instruction that last wrote a register did to it.
+pub(super) enum Write {
+    /// `mov from, reg`, `movsxd`, `cdqe`: the same value (for an index, the sign
+    /// extension changes nothing of a non-negative one); true when 64 bits wide.
+    Copy(Register, bool),
+    /// `lea k(from), reg`
+    Add(Register, i64),
+    /// `add $k, reg` / `sub` / `inc` / `dec`: the register itself before, plus k.
+    AddSelf(i64),
+    /// `lea k(from, idx, s), reg`: plus an index of unknown stride.
+    AddIndexed(Register, i64),
+    /// `lea k(%rip), reg`
+    Global(u64),
+    /// `add from, reg`: two registers added, one a pointer, one an index.
+    AddRegister(Register),
+    /// `mov k(from[, idx, s]), reg`: a pointer loaded from memory.
+    Load(Register, i64, bool),
+    /// `mov k(%rip), reg`: a pointer loaded from a global.
+    LoadGlobal(u64),
+    /// `mov $k, reg` (64-bit): an absolute address (the kernel's code model).
+    Constant(u64),
+    /// `add k(,idx,s), reg` (`segment`: `add %gs:k, reg`): plus a value loaded
+    /// from a table at k; the register itself before, plus that.
+    AddLoaded { address: u64, segment: bool },
+    /// Anything else (a call's return value, arithmetic, a load of another size).
+    Other,
+}
+
+/// Whether `i` writes `register`. A call writes the return registers; others it
+/// leaves as they were (the compiler reads them after it only if so).
+pub(super) fn writes(
+    i: &Instruction,
+    register: Register,
+    factory: &mut InstructionInfoFactory,
+) -> bool {
+    if i.flow_control() == FlowControl::Call {
+        return matches!(register, Register::RAX | Register::RDX);
+    }
+    factory.info(i).used_registers().iter().any(|u| {
+        u.register().full_register() == register
+            && !matches!(u.access(), OpAccess::Read | OpAccess::CondRead)
+    })
+}
+
+/// What instruction `i`, which writes `register`, did to it (see `Write`).
+pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
+    let to_register = i.op_count() >= 1
+        && i.op0_kind() == OpKind::Register
+        && i.op0_register().full_register() == register;
+    if !to_register {
+        return Write::Other;
+    }
+    let imm = || -> Option<i64> {
+        (i.op_count() == 2
+            && matches!(
+                i.op1_kind(),
+                OpKind::Immediate8
+                    | OpKind::Immediate8to32
+                    | OpKind::Immediate8to64
+                    | OpKind::Immediate32
+                    | OpKind::Immediate32to64
+            ))
+        .then(|| i.immediate(1) as i64)
+    };
+    let plain = i.segment_prefix() == Register::None;
+    match i.mnemonic() {
+        Mnemonic::Mov | Mnemonic::Movsxd
+            if i.op_count() == 2 && i.op1_kind() == OpKind::Register =>
+        {
+            let from = i.op1_register().full_register();
+            // A 64-bit copy, or a 32-bit one (mov zero-extends, movsxd sign-extends).
+            if from.is_gpr64() && i.op1_register().size() >= 4 {
+                Write::Copy(
+                    from,
+                    i.op1_register().size() == 8 && i.mnemonic() == Mnemonic::Mov,
+                )
+            } else {
+                Write::Other
+            }
+        }
+        Mnemonic::Cdqe => Write::Copy(Register::RAX, false),
+        _ if i.flow_control() == FlowControl::Call => Write::Other,
+        Mnemonic::Lea if plain => {
+            let b = i.memory_base();
+            let d = i.memory_displacement64() as i64;
+            if b == Register::RIP {
+                return Write::Global(i.ip_rel_memory_address());
+            }
+            match (full(b), full(i.memory_index())) {
+                (Some(b), None) => Write::Add(b, d),
+                (Some(b), Some(_)) => Write::AddIndexed(b, d),
+                _ => Write::Other,
+            }
+        }
+        // `mov %gs:k, reg`: a pointer loaded from the per-CPU variable at k (the
+        // kernel's `current`), which the globals describe like any other.
+        Mnemonic::Mov
+            if i.segment_prefix() == Register::GS
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.op0_register().size() == 8
+                && i.memory_base() == Register::None
+                && i.memory_index() == Register::None =>
+        {
+            Write::LoadGlobal(i.memory_displacement64())
+        }
+        Mnemonic::Mov
+            if plain
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.op0_register().size() == 8 =>
+        {
+            if i.memory_base() == Register::RIP {
+                return Write::LoadGlobal(i.ip_rel_memory_address());
+            }
+            match full(i.memory_base()) {
+                Some(b) => Write::Load(
+                    b,
+                    i.memory_displacement64() as i64,
+                    i.memory_index() != Register::None,
+                ),
+                None => Write::Other,
+            }
+        }
+        Mnemonic::Add
+            if i.op0_register().size() == 8
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Register
+                && i.op1_register().is_gpr64() =>
+        {
+            Write::AddRegister(i.op1_register())
+        }
+        Mnemonic::Add
+            if i.op0_register().size() == 8
+                && i.op_count() == 2
+                && i.op1_kind() == OpKind::Memory
+                && i.memory_base() == Register::None =>
+        {
+            let segment = i.segment_prefix() == Register::GS;
+            let indexed = i.memory_index() != Register::None;
+            if (segment && !indexed) || (plain && indexed) {
+                Write::AddLoaded {
+                    address: i.memory_displacement64(),
+                    segment,
+                }
+            } else {
+                Write::Other
+            }
+        }
+        Mnemonic::Mov
+            if i.op_count() == 2
+                && i.op0_register().size() == 8
+                && matches!(i.op1_kind(), OpKind::Immediate32to64 | OpKind::Immediate64) =>
+        {
+            Write::Constant(i.immediate(1))
+        }
+        Mnemonic::Add if i.op0_register().size() == 8 => imm().map_or(Write::Other, Write::AddSelf),
+        Mnemonic::Sub if i.op0_register().size() == 8 => {
+            imm().map_or(Write::Other, |k| Write::AddSelf(k.wrapping_neg()))
+        }
+        Mnemonic::Inc if i.op_count() == 1 => Write::AddSelf(1),
+        Mnemonic::Dec if i.op_count() == 1 => Write::AddSelf(-1),
+        _ => Write::Other,
+    }
+}

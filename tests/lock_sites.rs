@@ -1,0 +1,123 @@
+//! Integration tests of lock sites followed through join points (issue 26 point
+//! 2): a base register set on every way into a join maps when all ways agree on
+//! the record and offset, and stays unmapped (never guessed) when they do not.
+//! The fixture is compiled at test time; objdump confirms the shape gcc gave it.
+
+mod common;
+
+use common::{ghostbench, read_json, require_tool};
+use serde_json::Value;
+use std::path::Path;
+use std::process;
+
+fn tool(dir: &Path, program: &str, args: &[&str]) -> String {
+    let out = process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn site<'a>(r: &'a Value, function: &str) -> &'a Value {
+    r["lock_sites"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["function"] == function)
+        .unwrap_or_else(|| panic!("no site in {function}: {}", r["lock_sites"]))
+}
+
+fn sync_paths(r: &Value, record: &str) -> Vec<String> {
+    r["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == record)
+        .unwrap_or_else(|| panic!("struct {record} missing"))["sync_members"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .map(|m| m["path"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_base_set_on_every_way_into_a_join_maps_only_when_the_ways_agree() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::fixture("structs", "locked_join.c");
+    let bin = dir.path().join("join");
+    tool(
+        dir.path(),
+        "gcc",
+        &[
+            "-O2",
+            "-g",
+            "-o",
+            bin.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    // The shape: the site is a jump target, reached by falling in and by a jump
+    // from after it, and no variable names its base register.
+    let asm = tool(
+        dir.path(),
+        "objdump",
+        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
+    );
+    let take: Vec<&str> = asm
+        .split("\n\n")
+        .find(|f| f.contains("<take>:"))
+        .expect("take disassembled")
+        .lines()
+        .collect();
+    let lock = take
+        .iter()
+        .find(|l| l.contains("lock add"))
+        .expect("take has a lock add");
+    let at = lock.trim().split(':').next().unwrap().to_string();
+    assert!(
+        take.iter()
+            .any(|l| l.contains("jmp") && l.contains(&format!("{at} <take+"))),
+        "no jump back to the site in take:\n{}",
+        take.join("\n")
+    );
+
+    let json = dir.path().join("r.json");
+    let out = ghostbench()
+        .arg("structs")
+        .arg(&bin)
+        .args(["--hazards", "--color", "never", "--json"])
+        .arg(&json)
+        .output()
+        .expect("ghostbench runs");
+    assert!(
+        out.status.success(),
+        "structs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    // take: o->y on one way, o->x on the other: both `struct inner *`, refs at 8.
+    let s = site(&r, "take");
+    assert_eq!(s["outcome"], "exact", "{s}");
+    assert_eq!(s["members"][0], "inner.refs", "{s}");
+    assert_eq!(sync_paths(&r, "inner"), vec!["refs".to_string()]);
+    // mixed: &e->ot->refs (struct other, 0) and &e->in->refs (struct inner, 8)
+    // disagree: unmapped, and struct other gains no atomic.
+    let m = site(&r, "mixed");
+    assert_eq!(m["outcome"], "untracked-base", "{m}");
+    assert!(m.get("members").map_or(true, Value::is_null), "{m}");
+    assert!(sync_paths(&r, "other").is_empty());
+    assert_eq!(r["lock_sites"]["exact"], 1);
+    assert_eq!(r["lock_sites"]["inferred"], 0);
+}
