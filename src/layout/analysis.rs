@@ -298,7 +298,16 @@ fn run_noise_share(
             if logs.len() < 2 {
                 continue;
             }
-            let half = |parity: usize| median(&logs.iter().skip(parity).step_by(2).copied().collect::<Vec<_>>());
+            let half = |parity: usize| {
+                median(
+                    &logs
+                        .iter()
+                        .skip(parity)
+                        .step_by(2)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                )
+            };
             halves += (half(0) - half(1)).powi(2) / 2.0;
             split += 1;
             runs += 2 * logs.len();
@@ -308,7 +317,10 @@ fn run_noise_share(
             return (0.0, 0.0);
         }
         let per_layout = halves / split as f64;
-        return ((per_layout / sd.powi(2)).clamp(0.0, 1.0), runs as f64 / cells as f64);
+        return (
+            (per_layout / sd.powi(2)).clamp(0.0, 1.0),
+            runs as f64 / cells as f64,
+        );
     }
     for cell in a.iter().chain(b) {
         let logs: Vec<f64> = cell.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();

@@ -220,12 +220,14 @@ pub fn across_layouts(
         );
         if ex > 0.0 && ey > 0.0 {
             let paired = (estimator == Estimator::Paired)
-                .then(|| paired_log(
-                    &a[i],
-                    &b[i],
-                    (&cleaned.wild_a[i], &cleaned.wild_b[i]),
-                    higher_is_better,
-                ))
+                .then(|| {
+                    paired_log(
+                        &a[i],
+                        &b[i],
+                        (&cleaned.wild_a[i], &cleaned.wild_b[i]),
+                        higher_is_better,
+                    )
+                })
                 .flatten();
             variants.push(i);
             logs.push(paired.unwrap_or((ey / ex).ln()));

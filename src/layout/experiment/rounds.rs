@@ -228,6 +228,9 @@ mod tests {
             seed_orders.insert(seeds.iter().step_by(3).copied().collect::<Vec<_>>());
         }
         assert_eq!(first_builds.len(), 3, "any build may open a layout's group");
-        assert!(seed_orders.len() > 20, "layouts in a fresh order each round");
+        assert!(
+            seed_orders.len() > 20,
+            "layouts in a fresh order each round"
+        );
     }
 }
