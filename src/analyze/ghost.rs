@@ -399,8 +399,9 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
     let hib = options.higher_is_better.or(&old_hib);
     let old_estimator = match settings.estimator.as_deref() {
         Some("min") => Estimator::Min,
+        Some("paired") => Estimator::Paired,
         Some("median") | None => Estimator::Median,
-        Some(other) => bail!("{file}: settings.estimator: {other:?} (median or min)"),
+        Some(other) => bail!("{file}: settings.estimator: {other:?} (median, min or paired)"),
     };
     let estimator = options.estimator.unwrap_or(old_estimator);
     let names = metric_names(runs.iter().map(|r| &r.record));

@@ -88,7 +88,7 @@ pub struct LayoutArgs {
         conflicts_with = "plan"
     )]
     pub sources: Vec<SourceArg>,
-    /// Per-variant estimate: the median of its runs, or its least-disturbed run (min: the fastest; for a higher-is-better metric the highest).
+    /// Per-variant estimate: the median of its runs, its least-disturbed run (min: the fastest; for a higher-is-better metric the highest), or the median ratio of back-to-back pairs of runs (paired: for a busy host).
     #[arg(long, value_enum, default_value_t = EstimatorArg::Median, conflicts_with = "plan")]
     pub estimator: EstimatorArg,
     #[command(flatten)]
@@ -201,6 +201,7 @@ impl From<SourceArg> for Source {
 pub enum EstimatorArg {
     Median,
     Min,
+    Paired,
 }
 
 impl From<EstimatorArg> for Estimator {
@@ -208,6 +209,7 @@ impl From<EstimatorArg> for Estimator {
         match arg {
             EstimatorArg::Median => Estimator::Median,
             EstimatorArg::Min => Estimator::Min,
+            EstimatorArg::Paired => Estimator::Paired,
         }
     }
 }

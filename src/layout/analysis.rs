@@ -8,7 +8,7 @@ use super::{
     VariantValue,
 };
 use crate::run::metric::Unit;
-use crate::stats::descriptive::{mean, sample_variance};
+use crate::stats::descriptive::{mean, median, sample_variance};
 use crate::stats::fragility::WildRuns;
 use crate::stats::hierarchical::{
     decide_layout, smallest_trustworthy_effect, spread_cv, Estimator, LayoutDecision, LayoutRatio,
@@ -273,6 +273,8 @@ pub fn diagnose(
 /// half the mean squared log difference is the variance of a min of half
 /// the runs, an upper bound on that of the cell's min (doubled for two
 /// builds).
+///
+/// For paired ratios, the same split on each layout's pairs.
 fn run_noise_share(
     options: &LayoutOptions,
     (a, b): (&[Vec<f64>], &[Vec<f64>]),
@@ -281,6 +283,45 @@ fn run_noise_share(
 ) -> (f64, f64) {
     let (mut sum, mut df, mut runs, mut cells) = (0.0, 0usize, 0usize, 0usize);
     let (mut halves, mut split) = (0.0, 0usize);
+    if options.estimator == Estimator::Paired {
+        // Each layout's pairs split in two (alternate rounds) and the
+        // halves' medians compared: half the mean squared difference is the
+        // variance of a median of half the pairs, an upper bound on that of
+        // the layout's (one pair holds both builds: no doubling).
+        for (x, y) in a.iter().zip(b) {
+            let logs: Vec<f64> = x
+                .iter()
+                .zip(y)
+                .filter(|(u, v)| **u > 0.0 && **v > 0.0)
+                .map(|(u, v)| (v / u).ln())
+                .collect();
+            if logs.len() < 2 {
+                continue;
+            }
+            let half = |parity: usize| {
+                median(
+                    &logs
+                        .iter()
+                        .skip(parity)
+                        .step_by(2)
+                        .copied()
+                        .collect::<Vec<_>>(),
+                )
+            };
+            halves += (half(0) - half(1)).powi(2) / 2.0;
+            split += 1;
+            runs += 2 * logs.len();
+            cells += 2;
+        }
+        if split == 0 || sd.is_nan() || sd <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let per_layout = halves / split as f64;
+        return (
+            (per_layout / sd.powi(2)).clamp(0.0, 1.0),
+            runs as f64 / cells as f64,
+        );
+    }
     for cell in a.iter().chain(b) {
         let logs: Vec<f64> = cell.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
         if logs.len() < 2 {
@@ -308,7 +349,7 @@ fn run_noise_share(
     let runs_per_cell = runs as f64 / cells as f64;
     let per_cell = match options.estimator {
         Estimator::Median => sum / df as f64 * std::f64::consts::FRAC_PI_2 / runs_per_cell * 2.0,
-        Estimator::Min => halves / split as f64 * 2.0,
+        Estimator::Min | Estimator::Paired => halves / split as f64 * 2.0,
     };
     ((per_cell / sd.powi(2)).clamp(0.0, 1.0), runs_per_cell)
 }

@@ -6,7 +6,9 @@
 //! run of the same binary in the same layout by more than run noise allows)
 //! are set aside first (`fragility::set_aside_wild_runs`). Per variant, a
 //! robust estimate m[s][i] (median or min of the kept runs) summarises the
-//! runs; the per-variant effect is d[i] = log(m[B][i] / m[A][i]). The
+//! runs; the per-variant effect is d[i] = log(m[B][i] / m[A][i]), or, for
+//! `Estimator::Paired`, the median of the back-to-back pairs' log ratios
+//! (`paired_log`). The
 //! variants are the unit of replication: layout moves a whole variant's runs
 //! together, and the run noise is already inside each d[i].
 //!
@@ -24,8 +26,8 @@
 use super::descriptive::{mean, median, sample_variance};
 use super::distributions::student_t_quantile;
 use super::fragility::{
-    fragile_layouts, lone_best_outliers, set_aside_wild_runs, unconfirmed_outliers, Cleaned,
-    Fragility, WildRuns,
+    fragile_layouts, lone_best_outliers, set_aside_wild_runs, unconfirmed_outliers,
+    worse_than_best, Cleaned, Fragility, WildRuns,
 };
 use super::resolution::{decimal_step, material, rounding_half_width};
 use super::verdict::{artifact, decide, Verdict};
@@ -47,6 +49,15 @@ pub enum Estimator {
     /// (`fragility::lone_best_outliers`). Spelled `min` on the command line
     /// and in documents.
     Min,
+    /// Per layout, the median of the ratios of back-to-back pairs: B's and
+    /// A's k-th runs of a layout, which `layout` runs next to each other,
+    /// leaving out pairs with a wild run. On a busy host whose speed moves
+    /// in steps that last several runs, the two runs of a pair mostly share
+    /// the step, so their ratio is exact where each cell's best run lands
+    /// on a different step (issue 22 point 6; docs/methodology.md §10).
+    /// A layout with no such pair falls back to `Min`'s ratio. A cell's own
+    /// estimate (shown per layout) is its least-disturbed run, as `Min`'s.
+    Paired,
 }
 
 impl Estimator {
@@ -56,8 +67,10 @@ impl Estimator {
     pub fn of(self, runs: &[f64], higher_is_better: bool) -> f64 {
         match self {
             Estimator::Median => median(runs),
-            Estimator::Min if higher_is_better => runs.iter().copied().fold(f64::NAN, f64::max),
-            Estimator::Min => runs.iter().copied().fold(f64::NAN, f64::min),
+            Estimator::Min | Estimator::Paired if higher_is_better => {
+                runs.iter().copied().fold(f64::NAN, f64::max)
+            }
+            Estimator::Min | Estimator::Paired => runs.iter().copied().fold(f64::NAN, f64::min),
         }
     }
 }
@@ -206,8 +219,18 @@ pub fn across_layouts(
             estimator.of(y, higher_is_better),
         );
         if ex > 0.0 && ey > 0.0 {
+            let paired = (estimator == Estimator::Paired)
+                .then(|| {
+                    paired_log(
+                        &a[i],
+                        &b[i],
+                        (&cleaned.wild_a[i], &cleaned.wild_b[i]),
+                        higher_is_better,
+                    )
+                })
+                .flatten();
             variants.push(i);
-            logs.push((ey / ex).ln());
+            logs.push(paired.unwrap_or((ey / ex).ln()));
         }
     }
     let rounding = resolution.map_or(0.0, |r| r.half_width);
@@ -258,6 +281,54 @@ pub fn across_layouts(
         variants,
         logs,
     })
+}
+
+/// `Estimator::Paired`'s log ratio of one layout: over the pairs k (B's and
+/// A's k-th runs, which the schedule runs back to back) where neither run
+/// was set aside as wild and both are positive, the least-disturbed half,
+/// ranked by the worse of the two runs' distances from their cell's best
+/// run, and the median of their log(b[k] / a[k]). On a busy host most runs
+/// are slowed by varying amounts, and a pair with one slowed run carries
+/// that slowdown into its ratio; the undisturbed pairs' ratios sit on the
+/// true one (BENCHMARKS.md, issue 22 point 6: on 45 back-to-back pairs a
+/// layout, the median of all pairs missed by a clock step, 3.6%, where the
+/// least-disturbed half did not). `None` when no pair is left.
+pub fn paired_log(
+    a: &[f64],
+    b: &[f64],
+    (wild_a, wild_b): (&[bool], &[bool]),
+    higher_is_better: bool,
+) -> Option<f64> {
+    let kept = |k: usize, wild: &[bool]| !wild.get(k).copied().unwrap_or(true);
+    let pairs: Vec<(usize, f64, f64)> = a
+        .iter()
+        .zip(b)
+        .enumerate()
+        .filter(|&(k, (&x, &y))| x > 0.0 && y > 0.0 && kept(k, wild_a) && kept(k, wild_b))
+        .map(|(k, (&x, &y))| (k, x, y))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let xs: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let ys: Vec<f64> = pairs.iter().map(|p| p.2).collect();
+    let (worse_x, worse_y) = (
+        worse_than_best(&xs, higher_is_better),
+        worse_than_best(&ys, higher_is_better),
+    );
+    let mut ranked: Vec<(f64, f64)> = worse_x
+        .iter()
+        .zip(&worse_y)
+        .zip(&pairs)
+        .map(|((dx, dy), &(_, x, y))| (dx.max(*dy), (y / x).ln()))
+        .collect();
+    // Stable: equally disturbed pairs keep their round order.
+    ranked.sort_by(|p, q| p.0.total_cmp(&q.0));
+    let half: Vec<f64> = ranked[..ranked.len().div_ceil(2)]
+        .iter()
+        .map(|p| p.1)
+        .collect();
+    Some(median(&half))
 }
 
 /// The default-layout ratio B/A of one variant's runs: Yuen's two-sample

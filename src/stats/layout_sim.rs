@@ -60,12 +60,21 @@ pub struct Scenario {
 /// a few clock frequencies `size` apart (3.7% measured on this machine under
 /// 4 memory streams), so an undisturbed run's value comes in steps. A run
 /// lands one step faster than usual with probability `lucky`, and one or two
-/// steps slower (equally likely) with probability `slow`.
+/// steps slower (equally likely) with probability `slow`. With probability
+/// `shared`, B's k-th run of a layout takes the step of A's k-th run, as
+/// when the schedule runs them back to back (fitted: 60% of the undisturbed
+/// back-to-back pairs of a busy demo share the step, 43% would by chance),
+/// and with probability `wild_shared` it is slowed (by its own amount) or
+/// not as A's k-th run was (fitted: 77% of the back-to-back B runs after a
+/// slowed A run were slowed too, against 48% of all runs). With `shared`
+/// 0 both builds' runs are independent.
 #[derive(Debug, Clone, Copy)]
 pub struct Steps {
     pub size: f64,
     pub lucky: f64,
     pub slow: f64,
+    pub shared: f64,
+    pub wild_shared: f64,
 }
 
 /// A one-sided layout ghost (issue 22): one build alone falls into a bad
@@ -238,11 +247,30 @@ impl Scenario {
                 size: 0.037,
                 lucky: 0.005,
                 slow: 0.40,
+                shared: 0.0,
+                wild_shared: 0.0,
             }),
             estimator: Estimator::Min,
             runs: 20,
             comparisons: 8,
             ..Scenario::quiet(true_ratio)
+        }
+    }
+
+    /// [`Scenario::stepped`] as `layout` now schedules it: a layout's builds
+    /// run back to back, so B's run shares A's clock step with probability
+    /// 0.3 beyond chance and A's slowing with 0.56, and each layout's ratio is the median of its
+    /// least-disturbed pairs (`--estimator paired`, the demo's).
+    pub fn paired(true_ratio: f64) -> Self {
+        let stepped = Scenario::stepped(true_ratio);
+        Scenario {
+            steps: stepped.steps.map(|st| Steps {
+                shared: 0.3,
+                wild_shared: 0.56,
+                ..st
+            }),
+            estimator: Estimator::Paired,
+            ..stepped
         }
     }
 
@@ -286,6 +314,11 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
         }
     }
     let mut offsets = [Vec::new(), Vec::new()];
+    // A's clock step of run k in variant i, for B's runs that share it.
+    let mut a_steps: Vec<Vec<i32>> = vec![Vec::new(); s.variants];
+    let mut a_wild: Vec<Vec<bool>> = vec![Vec::new(); s.variants];
+    // Shared steps draw the wild runs with the steps, pair by pair.
+    let paired = s.steps.is_some_and(|st| st.shared > 0.0);
     let mut side = |centre: f64, build: usize, rng: &mut ChaCha8Rng| -> Vec<Vec<f64>> {
         (0..s.variants)
             .map(|i| {
@@ -303,6 +336,7 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
                 offsets[build].push(offset);
                 let centre = (scale * centre).ln() + offset;
                 let runs = match s.tails {
+                    None if paired => noisy_runs(s.runs, centre, s.run_sd, 0.0, 0.0, rng),
                     None => noisy_runs(s.runs, centre, s.run_sd, s.wild_share, s.wild_max, rng),
                     Some(_) => (0..s.runs)
                         .map(|_| (centre + s.run_sd * draw(s.tails, rng)).exp())
@@ -311,9 +345,10 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
                 let runs: Vec<f64> = match s.steps {
                     Some(st) => runs
                         .into_iter()
-                        .map(|v| {
+                        .enumerate()
+                        .map(|(r, v)| {
                             let u = rng.random::<f64>();
-                            let k = if u < st.lucky {
+                            let mut k = if u < st.lucky {
                                 -1
                             } else if u < st.lucky + st.slow / 2.0 {
                                 1
@@ -322,6 +357,26 @@ pub fn simulate(s: &Scenario, seed: u64) -> Verdicts {
                             } else {
                                 0
                             };
+                            // Drawn only when steps are shared, so the
+                            // other scenarios' draws stay as documented.
+                            let mut v = v;
+                            if paired {
+                                let mut wild = rng.random::<f64>() < s.wild_share;
+                                if build == 0 {
+                                    a_steps[i].push(k);
+                                    a_wild[i].push(wild);
+                                } else {
+                                    if rng.random::<f64>() < st.shared {
+                                        k = a_steps[i].get(r).copied().unwrap_or(k);
+                                    }
+                                    if rng.random::<f64>() < st.wild_shared {
+                                        wild = a_wild[i].get(r).copied().unwrap_or(wild);
+                                    }
+                                }
+                                if wild {
+                                    v *= 1.0 + s.wild_max * rng.random::<f64>();
+                                }
+                            }
                             v * (1.0 + st.size).powi(k)
                         })
                         .collect(),

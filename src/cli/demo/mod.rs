@@ -226,9 +226,10 @@ fn options(args: &DemoArgs, builds: Vec<BuildSpec>) -> Result<LayoutOptions> {
         builds,
         run_template: format!("{{out}} {CALLS}"),
         metrics: vec![MetricSpec::parse(DISPATCH_METRIC)?],
-        // Interference only ever slows a run of this CPU-bound benchmark, so
-        // each layout's fastest runs are its least disturbed ones.
-        estimator: Estimator::Min,
+        // Interference only ever slows a run of this CPU-bound benchmark, and
+        // a busy host's speed moves in steps that last several runs: the
+        // least-disturbed back-to-back pairs of each layout give its ratio.
+        estimator: Estimator::Paired,
         timeout: Some(Duration::from_secs(60)),
         seed: args.seed.seed,
         command_line: super::output::command_line(),

@@ -132,12 +132,12 @@ fn auto_adds_layouts_until_the_verdict_at_the_third_look() {
     );
 }
 
-/// No layout effect at all, and every run spread ±1.5% (a deterministic
+/// No layout effect at all, and every run spread ±1.75% (a deterministic
 /// scramble of the call number): the spread of the per-layout ratios is
 /// all run noise.
 fn noisy_runs(call: usize, _name: &str) -> Step {
     let u = (call.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0;
-    Step::Wall(0.010 * (0.03 * (u - 0.5)).exp())
+    Step::Wall(0.010 * (0.035 * (u - 0.5)).exp())
 }
 
 #[test]
@@ -175,15 +175,15 @@ fn auto_adds_rounds_when_run_noise_makes_the_spread_and_says_so() {
     );
 }
 
-/// No layout effect; runs spread ±0.1%, and 45% of them (by a scramble of
-/// the call number) 5–49% slower, as a busy machine makes them: with the
+/// No layout effect; runs spread ±0.1%, and 35% of them (by a scramble of
+/// the call number) 5–39% slower, as a busy machine makes them: with the
 /// min estimator, a cell whose few runs were all slowed makes the spread
 /// between layouts, and more runs a cell remove it.
 fn busy_runs(call: usize, _name: &str) -> Step {
     let scramble = call.wrapping_mul(2_654_435_761);
     let u = (scramble % 1000) as f64 / 1000.0;
     let w = (scramble / 1000) % 100;
-    let slow = if w < 45 { 1.05 + 0.01 * w as f64 } else { 1.0 };
+    let slow = if w < 35 { 1.05 + 0.01 * w as f64 } else { 1.0 };
     Step::Wall(0.010 * (0.002 * (u - 0.5)).exp() * slow)
 }
 

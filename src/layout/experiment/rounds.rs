@@ -1,7 +1,9 @@
 //! Running one look's rounds: warm-up and measured rounds over its (build,
-//! variant) pairs in a fresh random order each round, each run's metrics
-//! checked against the first run's, and the machine's load sampled after
-//! every round.
+//! variant) pairs, each run's metrics checked against the first run's, and
+//! the machine's load sampled after every round. Each round visits the
+//! layouts in a fresh random order and runs one layout's builds back to back
+//! (in a fresh random order too), so that the runs a ratio B/A is taken from
+//! share the host's state of the moment (`order_of_round`).
 
 use crate::layout::{LayoutRun, Phase, Progress, State, Status};
 use crate::run::executor::Executor;
@@ -51,9 +53,7 @@ pub fn run_rounds(
     let mut done = 0;
     for round in 0..measured + warmups {
         let warmup = round < warmups;
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order.shuffle(rng);
-        for i in order {
+        for i in order_of_round(pairs, rng) {
             let (b, seed, prepared) = pairs[i];
             let result = runner
                 .run(prepared, *b, first + round, warmup)
@@ -126,6 +126,31 @@ pub fn run_rounds(
     }
 }
 
+/// One round's order over `pairs` (build, seed, …): the seeds (layouts) in
+/// a random order, and each seed's builds next to each other in a random
+/// order. A busy host changes speed in steps that last several runs (on the
+/// 2-CPU test machine two consecutive undisturbed runs shared the clock step
+/// 61% of the time against 29% by chance; BENCHMARKS.md, issue 22 point 6),
+/// so the builds of a layout run back to back see the same step far more
+/// often than builds run at random places in the round. Nothing is lost
+/// when the host is quiet: the order within a layout is still random.
+pub fn order_of_round<T>(pairs: &[&(usize, u64, T)], rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut seeds: Vec<u64> = Vec::new();
+    for (_, seed, _) in pairs {
+        if !seeds.contains(seed) {
+            seeds.push(*seed);
+        }
+    }
+    seeds.shuffle(rng);
+    let mut order = Vec::with_capacity(pairs.len());
+    for seed in seeds {
+        let mut group: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].1 == seed).collect();
+        group.shuffle(rng);
+        order.extend(group);
+    }
+    order
+}
+
 /// The runner's own measurements, which a clock's or a counter's resolution
 /// can make 0 (a short run's `user` or `sys`): a note counts those zeros.
 pub const RUNNER_OWN: [&str; 4] = ["wall", "user", "sys", "rss"];
@@ -172,4 +197,40 @@ fn check_metrics(
 
 fn failed(failure: RunFailure) -> Status {
     Status::from_failure(failure, State::Interrupted, State::RunFailed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::order_of_round;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::HashSet;
+
+    #[test]
+    fn a_round_runs_each_layouts_builds_back_to_back_in_a_random_order() {
+        // 3 builds × 5 seeds, listed build by build as the experiment does.
+        let pairs: Vec<(usize, u64, ())> = (0..3)
+            .flat_map(|b| (10..15).map(move |s| (b, s, ())))
+            .collect();
+        let refs: Vec<&(usize, u64, ())> = pairs.iter().collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (mut first_builds, mut seed_orders) = (HashSet::new(), HashSet::new());
+        for _ in 0..40 {
+            let order = order_of_round(&refs, &mut rng);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..15).collect::<Vec<_>>(), "every pair once");
+            let seeds: Vec<u64> = order.iter().map(|&i| pairs[i].1).collect();
+            for group in seeds.chunks(3) {
+                assert!(group.iter().all(|&s| s == group[0]), "{seeds:?}");
+            }
+            first_builds.insert(pairs[order[0]].0);
+            seed_orders.insert(seeds.iter().step_by(3).copied().collect::<Vec<_>>());
+        }
+        assert_eq!(first_builds.len(), 3, "any build may open a layout's group");
+        assert!(
+            seed_orders.len() > 20,
+            "layouts in a fresh order each round"
+        );
+    }
 }

@@ -233,3 +233,27 @@ fn spread_and_trust() {
     assert!(spread_cv(&[1.0]).is_nan());
     assert!((smallest_trustworthy_effect(0.05) - 0.1029).abs() < 1e-3);
 }
+
+/// Hand-worked: A's runs 10, 10, 20, 10.4 and B's 10, 13, 10, 10.4 (k-th
+/// with k-th). Distances from each side's best (10): pair 0 max(0, 0) = 0,
+/// pair 1 max(0, ln 1.3), pair 2 max(ln 2, 0), pair 3 max(ln 1.04,
+/// ln 1.04). The least-disturbed half is pairs 0 and 3, whose log ratios
+/// are 0 and 0: the paired ratio is 1, where the medians' ratio (B 10.2 /
+/// A 10.2) is 1 too but the means' would not be. A wild flag removes its
+/// pair before ranking.
+#[test]
+fn paired_log_takes_the_median_of_the_least_disturbed_half_of_the_pairs() {
+    let a = [10.0, 10.0, 20.0, 10.4];
+    let b = [10.0, 13.0, 10.0, 10.4];
+    let none = [false; 4];
+    assert_eq!(paired_log(&a, &b, (&none, &none), false), Some(0.0));
+    // Pair 0 set aside: pairs 3 and 1 are the least disturbed of 1, 2, 3
+    // (ranks ln 1.04, ln 1.3, ln 2), the half of 3 is 2 pairs: median of
+    // 0 and ln 1.3.
+    let wild = [true, false, false, false];
+    let got = paired_log(&a, &b, (&wild, &none), false).unwrap();
+    assert!((got - 1.3f64.ln() / 2.0).abs() < 1e-12, "{got}");
+    // Nothing left: None.
+    let all = [true; 4];
+    assert_eq!(paired_log(&a, &b, (&all, &none), false), None);
+}

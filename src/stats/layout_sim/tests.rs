@@ -304,3 +304,42 @@ fn print_stepped() {
     }
     println!("{}", rows.join("\n"));
 }
+
+#[test]
+#[ignore = "prints the back-to-back pair rows of docs/methodology.md §10; run with --ignored --nocapture"]
+fn print_paired() {
+    let mut rows = Vec::new();
+    for (variants, runs) in [(8, 5), (8, 10), (8, 25), (8, 45)] {
+        for ratio in [1.0, 1.03] {
+            let s = Scenario {
+                true_ratio: ratio,
+                variants,
+                runs,
+                ..Scenario::paired(1.0)
+            };
+            rows.push(row("clock steps, paired", &s, &rates(&s, 2000, 11)));
+        }
+    }
+    // Without clock steps or shared steps: Gaussian, heavy-tailed and
+    // busy-machine noise must keep their level with paired ratios too.
+    for (name, base) in [
+        ("quiet, paired", Scenario::quiet(1.0)),
+        ("heavy, paired", Scenario::heavy(1.0)),
+        ("busy, paired", Scenario::busy(1.0)),
+    ] {
+        for (variants, runs) in [(8, 5), (8, 20)] {
+            for ratio in [1.0, 1.03] {
+                let s = Scenario {
+                    true_ratio: ratio,
+                    variants,
+                    runs,
+                    comparisons: 4,
+                    estimator: Estimator::Paired,
+                    ..base
+                };
+                rows.push(row(name, &s, &rates(&s, 2000, 11)));
+            }
+        }
+    }
+    println!("{}", rows.join("\n"));
+}
