@@ -267,27 +267,31 @@ fn print_table() {
     println!("{}", rows.join("\n"));
 }
 
-#[test]
-#[ignore = "prints the clock-step rows of docs/methodology.md §10; run with --ignored --nocapture"]
-fn print_stepped() {
+/// One estimator's rows of docs/methodology.md §10: on a busy host's clock
+/// steps (`stepped` over `grid` × `ratios`), then on models without clock
+/// steps (`steady`, named, 8 × 5 and 8 × 20 at 4 comparisons), where it must
+/// keep its level.
+fn estimator_rows(
+    (estimator, tag): (Estimator, &str),
+    stepped: Scenario,
+    (grid, ratios): (&[(usize, usize)], &[f64]),
+    steady: &[(&str, Scenario)],
+) -> Vec<String> {
     let mut rows = Vec::new();
-    for (variants, runs) in [(8, 5), (8, 10), (8, 20), (8, 25), (8, 45), (16, 25)] {
-        for ratio in [1.0, 1.03, 1.10] {
+    for &(variants, runs) in grid {
+        for &ratio in ratios {
             let s = Scenario {
                 true_ratio: ratio,
                 variants,
                 runs,
-                ..Scenario::stepped(1.0)
+                ..stepped
             };
-            rows.push(row("clock steps, min", &s, &rates(&s, 2000, 11)));
+            let name = format!("clock steps, {tag}");
+            rows.push(row(&name, &s, &rates(&s, 2000, 11)));
         }
     }
-    // The same estimator without clock steps: Gaussian and busy-machine
-    // noise must keep their level.
-    for (name, base) in [
-        ("quiet, min", Scenario::quiet(1.0)),
-        ("busy, min", Scenario::busy(1.0)),
-    ] {
+    for (model, base) in steady {
+        let name = format!("{model}, {tag}");
         for (variants, runs) in [(8, 5), (8, 20)] {
             for ratio in [1.0, 1.03] {
                 let s = Scenario {
@@ -295,51 +299,46 @@ fn print_stepped() {
                     variants,
                     runs,
                     comparisons: 4,
-                    estimator: Estimator::Min,
-                    ..base
+                    estimator,
+                    ..*base
                 };
-                rows.push(row(name, &s, &rates(&s, 2000, 11)));
+                rows.push(row(&name, &s, &rates(&s, 2000, 11)));
             }
         }
     }
+    rows
+}
+
+#[test]
+#[ignore = "prints the clock-step rows of docs/methodology.md §10; run with --ignored --nocapture"]
+fn print_stepped() {
+    let rows = estimator_rows(
+        (Estimator::Min, "min"),
+        Scenario::stepped(1.0),
+        (
+            &[(8, 5), (8, 10), (8, 20), (8, 25), (8, 45), (16, 25)],
+            &[1.0, 1.03, 1.10],
+        ),
+        &[
+            ("quiet", Scenario::quiet(1.0)),
+            ("busy", Scenario::busy(1.0)),
+        ],
+    );
     println!("{}", rows.join("\n"));
 }
 
 #[test]
 #[ignore = "prints the back-to-back pair rows of docs/methodology.md §10; run with --ignored --nocapture"]
 fn print_paired() {
-    let mut rows = Vec::new();
-    for (variants, runs) in [(8, 5), (8, 10), (8, 25), (8, 45)] {
-        for ratio in [1.0, 1.03] {
-            let s = Scenario {
-                true_ratio: ratio,
-                variants,
-                runs,
-                ..Scenario::paired(1.0)
-            };
-            rows.push(row("clock steps, paired", &s, &rates(&s, 2000, 11)));
-        }
-    }
-    // Without clock steps or shared steps: Gaussian, heavy-tailed and
-    // busy-machine noise must keep their level with paired ratios too.
-    for (name, base) in [
-        ("quiet, paired", Scenario::quiet(1.0)),
-        ("heavy, paired", Scenario::heavy(1.0)),
-        ("busy, paired", Scenario::busy(1.0)),
-    ] {
-        for (variants, runs) in [(8, 5), (8, 20)] {
-            for ratio in [1.0, 1.03] {
-                let s = Scenario {
-                    true_ratio: ratio,
-                    variants,
-                    runs,
-                    comparisons: 4,
-                    estimator: Estimator::Paired,
-                    ..base
-                };
-                rows.push(row(name, &s, &rates(&s, 2000, 11)));
-            }
-        }
-    }
+    let rows = estimator_rows(
+        (Estimator::Paired, "paired"),
+        Scenario::paired(1.0),
+        (&[(8, 5), (8, 10), (8, 25), (8, 45)], &[1.0, 1.03]),
+        &[
+            ("quiet", Scenario::quiet(1.0)),
+            ("heavy", Scenario::heavy(1.0)),
+            ("busy", Scenario::busy(1.0)),
+        ],
+    );
     println!("{}", rows.join("\n"));
 }
