@@ -39,7 +39,7 @@ pub fn run_rounds(
     pairs: &[&(usize, u64, Prepared)],
     schedule: RoundSchedule,
     budget: Option<Duration>,
-    (runs, load_samples): (&mut Vec<LayoutRun>, &mut Vec<f64>),
+    (runs, load): (&mut Vec<LayoutRun>, &mut crate::layout::MachineLoad),
     metric_names: &mut Vec<(String, Unit)>,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> RoundsOutcome {
@@ -62,11 +62,16 @@ pub fn run_rounds(
                     Ok(record)
                 });
             match result {
-                Ok(record) => runs.push(LayoutRun {
-                    build: *b,
-                    seed: *seed,
-                    record,
-                }),
+                Ok(record) => {
+                    runs.push(LayoutRun {
+                        build: *b,
+                        seed: *seed,
+                        record,
+                    });
+                    if !warmup {
+                        load.speed.extend(runner.cpu_speed());
+                    }
+                }
                 Err(failure) if failure.error == RunError::OutOfTime => {
                     return RoundsOutcome {
                         status: Status::new(State::BudgetExhausted, None),
@@ -101,8 +106,8 @@ pub fn run_rounds(
                 };
             }
         }
-        if let Some(load) = crate::run::environment::load_now() {
-            load_samples.push(load);
+        if let Some(sample) = crate::run::environment::load_now() {
+            load.samples.push(sample);
         }
         if let Some(limit) = budget {
             let measured_rounds = (round + 1).saturating_sub(warmups);

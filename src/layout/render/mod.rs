@@ -66,4 +66,6 @@ pub const COLUMN_FIELDS: [(&str, &str); 8] = [
 ];
 
 #[cfg(test)]
+mod load_tests;
+#[cfg(test)]
 mod tests;
