@@ -425,7 +425,7 @@ pub fn look_loop(
             &pairs,
             schedule,
             budget,
-            (&mut report.runs, &mut report.load),
+            (&mut report.runs, &mut report.load.samples),
             &mut metric_names,
             on_progress,
         );

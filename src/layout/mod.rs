@@ -379,16 +379,13 @@ pub enum Added {
 pub use crate::doc::LayoutRun;
 
 /// The machine's load while the runs ran: the 1-minute load average after
-/// each round, and the CPU speed sentinel after each run (issue 22: a busy
-/// machine is measured, and said, not only stored).
+/// each round (issue 22: a busy machine is measured, and said, not only
+/// stored).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct MachineLoad {
     pub samples: Vec<f64>,
     /// Logical CPUs.
     pub cpus: usize,
-    /// `run::speed::cpu_speed_now` after each run: ns per iteration of a
-    /// register-only loop in CPU time.
-    pub speed: Vec<f64>,
 }
 
 impl MachineLoad {
@@ -408,19 +405,6 @@ impl MachineLoad {
     pub fn busy(&self) -> bool {
         self.mean()
             .is_some_and(|m| m - 1.0 > 0.5 * self.cpus.max(1) as f64)
-    }
-
-    /// How the CPU's own speed varied over the runs; `None` with too few
-    /// samples.
-    pub fn slowdown(&self) -> Option<crate::run::speed::Slowdown> {
-        crate::run::speed::Slowdown::of(&self.speed)
-    }
-
-    /// The CPU itself ran slower than its best for a good share of the runs
-    /// (a core, power or frequency shared with other work: CPU time leaves
-    /// out time-sharing, so `--pin` cannot remove it).
-    pub fn cpu_slowed(&self) -> bool {
-        self.slowdown().is_some_and(|s| s.slowed())
     }
 }
 

@@ -36,12 +36,6 @@ pub trait Executor {
     fn notes(&self) -> Vec<super::Note> {
         Vec::new()
     }
-
-    /// The CPU speed sentinel now (`run::speed::cpu_speed_now`), sampled
-    /// between runs; None where it is not measured.
-    fn cpu_speed(&mut self) -> Option<f64> {
-        None
-    }
 }
 
 impl Executor for super::Runner {
@@ -70,10 +64,6 @@ impl Executor for super::Runner {
     fn notes(&self) -> Vec<super::Note> {
         super::Runner::notes(self)
     }
-
-    fn cpu_speed(&mut self) -> Option<f64> {
-        super::speed::cpu_speed_now()
-    }
 }
 
 /// What one scripted run does.
@@ -100,10 +90,6 @@ pub struct MockExecutor {
     pub calls: Vec<(String, usize, usize, bool)>,
     /// Labels of the unmeasured commands run (`--setup`, `--cleanup`).
     pub unmeasured: Vec<String>,
-    /// The sentinel's scripted samples, taken in turn (cycling); none: not
-    /// measured.
-    pub speeds: Vec<f64>,
-    speed_calls: usize,
     interrupted: bool,
 }
 
@@ -113,8 +99,6 @@ impl MockExecutor {
             script: Box::new(script),
             calls: Vec::new(),
             unmeasured: Vec::new(),
-            speeds: Vec::new(),
-            speed_calls: 0,
             interrupted: false,
         }
     }
@@ -170,15 +154,6 @@ impl Executor for MockExecutor {
 
     fn interrupted(&self) -> bool {
         self.interrupted
-    }
-
-    fn cpu_speed(&mut self) -> Option<f64> {
-        if self.speeds.is_empty() {
-            return None;
-        }
-        let s = self.speeds[self.speed_calls % self.speeds.len()];
-        self.speed_calls += 1;
-        Some(s)
     }
 }
 

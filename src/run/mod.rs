@@ -19,7 +19,6 @@ pub mod launch;
 pub mod metric;
 pub mod regex_metric;
 pub mod spawn;
-pub mod speed;
 
 use anyhow::{Context, Result};
 use capture::{Capture, Keep};

@@ -36,7 +36,6 @@ pub(super) fn new_report(
         load: crate::layout::MachineLoad {
             samples: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            speed: Vec::new(),
         },
         runs: Vec::new(),
         explain: None,

@@ -210,27 +210,6 @@ fn auto_adds_rounds_when_a_busy_machine_slows_runs_one_way() {
 }
 
 #[test]
-fn the_cpu_speed_sentinel_is_sampled_after_every_measured_run() {
-    let options = LayoutOptions {
-        estimator: Estimator::Min,
-        ..options()
-    };
-    let mut mock = MockExecutor::new(busy_runs);
-    mock.speeds = vec![2.0, 2.0, 3.0, 2.1];
-    let report = experiment(&options, &mut mock, &[]);
-    let measured = report.runs.iter().filter(|r| !r.record.warmup).count();
-    assert!(measured > 0);
-    // One sample per measured run, none for warm-ups, in the mock's order.
-    assert_eq!(report.load.speed.len(), measured);
-    assert_eq!(report.load.speed[..4], [2.0, 2.0, 3.0, 2.1]);
-    // A quarter of the samples 1.5× the best: the CPU itself was slowed.
-    assert!(report.load.cpu_slowed());
-    // Without the sentinel (the mock's default) nothing is sampled.
-    let mut mock = MockExecutor::new(busy_runs);
-    assert!(experiment(&options, &mut mock, &[]).load.speed.is_empty());
-}
-
-#[test]
 fn a_look_after_wild_runs_doubles_the_runs_a_cell_has() {
     let options = LayoutOptions {
         max_layouts: None,

@@ -39,7 +39,7 @@ pub fn run_rounds(
     pairs: &[&(usize, u64, Prepared)],
     schedule: RoundSchedule,
     budget: Option<Duration>,
-    (runs, load): (&mut Vec<LayoutRun>, &mut crate::layout::MachineLoad),
+    (runs, load_samples): (&mut Vec<LayoutRun>, &mut Vec<f64>),
     metric_names: &mut Vec<(String, Unit)>,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> RoundsOutcome {
@@ -62,16 +62,11 @@ pub fn run_rounds(
                     Ok(record)
                 });
             match result {
-                Ok(record) => {
-                    runs.push(LayoutRun {
-                        build: *b,
-                        seed: *seed,
-                        record,
-                    });
-                    if !warmup {
-                        load.speed.extend(runner.cpu_speed());
-                    }
-                }
+                Ok(record) => runs.push(LayoutRun {
+                    build: *b,
+                    seed: *seed,
+                    record,
+                }),
                 Err(failure) if failure.error == RunError::OutOfTime => {
                     return RoundsOutcome {
                         status: Status::new(State::BudgetExhausted, None),
@@ -106,8 +101,8 @@ pub fn run_rounds(
                 };
             }
         }
-        if let Some(sample) = crate::run::environment::load_now() {
-            load.samples.push(sample);
+        if let Some(load) = crate::run::environment::load_now() {
+            load_samples.push(load);
         }
         if let Some(limit) = budget {
             let measured_rounds = (round + 1).saturating_sub(warmups);

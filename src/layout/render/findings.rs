@@ -76,38 +76,20 @@ pub fn fragility(
 }
 
 /// "the machine was busy during the runs: load average 4.9 (up to 5.6) on 2
-/// CPUs", when `MachineLoad::busy` says so; and what the CPU speed sentinel
-/// saw, when the CPU itself was slowed (busy or not).
+/// CPUs", when `MachineLoad::busy` says so.
 pub fn busy_machine(report: &LayoutReport) -> Option<String> {
     let load = &report.load;
-    let slowed = load.slowdown().filter(|s| s.slowed()).map(|s| {
-        format!(
-            "a register-only loop timed in CPU time after each run was more than {:.0}% slower \
-             than its best after {:.0}% of the {} runs (median {:.2}×, up to {:.2}×): \
-             the CPU itself was slowed (a core, power or frequency shared with other work), \
-             which CPU time and --pin cannot remove",
-            (crate::run::speed::SLOWER - 1.0) * 100.0,
-            s.share_slowed * 100.0,
-            s.samples,
-            s.median,
-            s.max
-        )
-    });
-    let cpus = format!("{} CPU{}", load.cpus, if load.cpus == 1 { "" } else { "s" });
-    match (load.busy(), slowed) {
-        (true, slowed) => Some(format!(
-            "the machine was busy during the runs: load average {:.1} (up to {:.1}) on {cpus}; \
-             runs a busy machine spoiled are set aside, but noisier runs need more rounds to decide{}",
-            load.mean().unwrap_or(0.0),
-            load.max().unwrap_or(0.0),
-            slowed.map(|s| format!("; {s}")).unwrap_or_default()
-        )),
-        (false, Some(slowed)) => Some(format!(
-            "the machine was not busy (load average {:.1} on {cpus}), but {slowed}",
-            load.mean().unwrap_or(0.0)
-        )),
-        (false, None) => None,
+    if !load.busy() {
+        return None;
     }
+    Some(format!(
+        "the machine was busy during the runs: load average {:.1} (up to {:.1}) on {} CPU{}; \
+         runs a busy machine spoiled are set aside, but noisier runs need more rounds to decide",
+        load.mean().unwrap_or(0.0),
+        load.max().unwrap_or(0.0),
+        load.cpus,
+        if load.cpus == 1 { "" } else { "s" }
+    ))
 }
 
 /// Up to `most` numbers, then how many more.

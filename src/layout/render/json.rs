@@ -58,26 +58,6 @@ struct LoadDoc<'a> {
     mean: Option<f64>,
     max: Option<f64>,
     busy: bool,
-    /// The CPU speed sentinel after each measured run; absent when not
-    /// measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_speed: Option<SpeedDoc<'a>>,
-}
-
-/// `load.cpu_speed`: the sentinel's samples (ns per iteration) and how they
-/// compare with the fastest (`run::speed::Slowdown`).
-#[derive(Debug, Serialize)]
-struct SpeedDoc<'a> {
-    samples_ns: &'a [f64],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    best_ns: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    median_ratio: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_ratio: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    share_slowed: Option<f64>,
-    slowed: bool,
 }
 
 /// One matrix row.
@@ -145,17 +125,6 @@ pub fn document(report: &LayoutReport) -> Document<'_> {
             mean: report.load.mean(),
             max: report.load.max(),
             busy: report.load.busy(),
-            cpu_speed: (!report.load.speed.is_empty()).then(|| {
-                let s = report.load.slowdown();
-                SpeedDoc {
-                    samples_ns: &report.load.speed,
-                    best_ns: s.map(|s| s.best_ns),
-                    median_ratio: s.map(|s| s.median),
-                    max_ratio: s.map(|s| s.max),
-                    share_slowed: s.map(|s| s.share_slowed),
-                    slowed: s.is_some_and(|s| s.slowed()),
-                }
-            }),
         }),
         runs: &report.runs,
         explain: report.explain.as_ref(),

@@ -66,6 +66,4 @@ pub const COLUMN_FIELDS: [(&str, &str); 8] = [
 ];
 
 #[cfg(test)]
-mod load_tests;
-#[cfg(test)]
 mod tests;

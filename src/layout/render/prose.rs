@@ -107,28 +107,15 @@ pub fn comparison_sentence(report: &LayoutReport, row: &MatrixRow, c: &Compariso
 /// The "to decide" hint of an UNKNOWN comparison, or None. With the load
 /// measured during the runs, it says whether the machine was busy; wild runs
 /// on a machine that was not are the benchmark's own noise.
-/// When the CPU speed sentinel saw the CPU itself slowed, the hint says so,
-/// and that `--pin` cannot remove it.
 pub fn comparison_hint(report: &LayoutReport, c: &Comparison) -> Option<String> {
     c.undecided.as_ref().map(|u| {
         let text = hint(u, c.layout_noise, report.settings.margin);
         let cpus = report.load.cpus;
-        let slowed = report.load.slowdown().filter(|s| s.slowed());
-        match (report.load.mean(), slowed) {
-            (Some(mean), Some(s)) if report.load.busy() => format!(
-                "{text}; the machine was busy (load average {mean:.1} on {cpus} CPUs) and slowed the CPU itself \
-                 (a register-only loop took up to {:.2}× its best CPU time): a quieter machine would steady the runs, --pin would not",
-                s.max
-            ),
-            (Some(mean), None) if report.load.busy() => format!(
+        match report.load.mean() {
+            Some(mean) if report.load.busy() => format!(
                 "{text}; the machine was busy (load average {mean:.1} on {cpus} CPUs): a quieter machine or --pin would steady the runs"
             ),
-            (_, Some(s)) => format!(
-                "{text}; the CPU itself ran slower at times although this machine was not busy \
-                 (a register-only loop took up to {:.2}× its best CPU time): the host shares the core or its power with other work, and --pin cannot remove that",
-                s.max
-            ),
-            (Some(mean), None) if matches!(u, Undecided::RunOutliers { .. }) => format!(
+            Some(mean) if matches!(u, Undecided::RunOutliers { .. }) => format!(
                 "{text}; the machine was not busy (load average {mean:.1} on {cpus} CPUs), so this is the benchmark's own run-to-run noise"
             ),
             _ => text,

@@ -234,7 +234,7 @@ fn explain() -> Explain {
 /// Two builds on wall time, 8 layouts: B UNKNOWN (layout spread), one
 /// variant left out by a failed build, a run that failed after the matrix's
 /// runs, `--explain`, and the notes the experiment writes.
-pub(super) fn report() -> LayoutReport {
+fn report() -> LayoutReport {
     let mut unknown = comparison(Verdict::Unknown, 0.97, ratio(0.985, 0.962, 1.009, 8));
     unknown.default_verdict = Verdict::Faster;
     unknown.undecided = Some(Undecided::LayoutSpread { layouts: 40 });
@@ -516,4 +516,44 @@ fn an_imported_report_names_its_files_everywhere_and_has_no_time() {
     let json = crate::report::json::written(&json::document(&report));
     assert_eq!(json["analyze"]["files"][0], "runs.csv");
     assert!(json.get("explain").is_none());
+}
+
+#[test]
+fn a_busy_machine_is_named_in_the_notes_the_hint_and_the_json() {
+    let mut report = report();
+    assert!(findings::busy_machine(&report).is_none());
+    // Load 4.8 and 5.2 after the rounds, on 2 CPUs: other work averaged 4.0
+    // beyond the benchmark's own 1, more than half the CPUs.
+    report.load = crate::layout::MachineLoad {
+        samples: vec![4.8, 5.2],
+        cpus: 2,
+    };
+    let busy = findings::busy_machine(&report).unwrap();
+    assert!(
+        busy.starts_with(
+            "the machine was busy during the runs: load average 5.0 (up to 5.2) on 2 CPUs"
+        ),
+        "{busy}"
+    );
+    assert!(prose::notes(&report).contains(&busy));
+    let unknown = report
+        .matrix
+        .iter()
+        .find_map(|r| {
+            r.comparison
+                .as_ref()
+                .filter(|c| c.verdict == Verdict::Unknown)
+        })
+        .unwrap();
+    let hint = prose::comparison_hint(&report, unknown).unwrap();
+    assert!(
+        hint.contains("the machine was busy (load average 5.0 on 2 CPUs)"),
+        "{hint}"
+    );
+    let json: Value = crate::report::json::written(&json::document(&report));
+    assert_eq!(json["load"]["busy"], true);
+    assert_eq!(json["load"]["mean"], 5.0);
+    // One process on a quiet 2-CPU machine is not busy.
+    report.load.samples = vec![1.1, 1.6];
+    assert!(findings::busy_machine(&report).is_none());
 }
