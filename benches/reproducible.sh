@@ -9,6 +9,7 @@
 # quiet machine: the load average is printed at the start and the end.
 #
 # Usage: benches/reproducible.sh [GHOSTBENCH_BINARY] [N]   (default: target/release/ghostbench, 10)
+# KEEP=DIR copies every invocation's demo.json and demo.txt to DIR/SEED/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gb=$(realpath "${1:-$here/../target/release/ghostbench}")
@@ -16,7 +17,15 @@ n=${2:-10}
 [ -x "$gb" ] || { echo "not an executable: $gb (cargo build --release first)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/gb-repro.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+keep() {
+  if [ -n "${KEEP:-}" ]; then
+    for d in "$work"/*/; do
+      mkdir -p "$KEEP/$(basename "$d")" && cp "$d"demo.json "$d"demo.txt "$KEEP/$(basename "$d")/" 2>/dev/null || true
+    done
+  fi
+  rm -rf "$work"
+}
+trap keep EXIT
 
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $(date -u +%F)"
 echo "ghostbench: $gb ($("$gb" --version))"

@@ -113,7 +113,7 @@ pub fn comparison_hint(report: &LayoutReport, c: &Comparison) -> Option<String> 
         let cpus = report.load.cpus;
         match report.load.mean() {
             Some(mean) if report.load.busy() => format!(
-                "{text}; the machine was busy (load average {mean:.1} on {cpus} CPUs): a quieter machine or --pin would steady the runs"
+                "{text}; the machine was busy (load average {mean:.1} on {cpus} CPUs): a quieter machine would steady the runs (--pin alone may not: on a virtual machine other work can slow the core itself)"
             ),
             Some(mean) if matches!(u, Undecided::RunOutliers { .. }) => format!(
                 "{text}; the machine was not busy (load average {mean:.1} on {cpus} CPUs), so this is the benchmark's own run-to-run noise"
