@@ -57,6 +57,12 @@ fn documented_rates_hold_within_their_sampling_error() {
     );
     let x = Scenario::exaggerated();
     let st = Scenario::stepped(1.0);
+    let pd = Scenario::paired(1.0);
+    let paired = |base: Scenario| Scenario {
+        estimator: Estimator::Paired,
+        ..base
+    };
+    let (qp, hp, bp) = (paired(q), paired(h), paired(b));
     // (scenario, rate, documented %, promise: at most / at least)
     type Row = (Scenario, Rate, f64, Option<f64>, Option<f64>);
     let table: &[Row] = &[
@@ -181,6 +187,45 @@ fn documented_rates_hold_within_their_sampling_error() {
         ),
         (at(st, 8, 25, 8, 1.03), Rate::Found, 93.6, None, Some(90.0)),
         (at(st, 8, 45, 8, 1.00), Rate::Same, 88.3, None, Some(80.0)),
+        // The demo's `--estimator paired` (print_paired): never wrong in the
+        // clock-step model with back-to-back pairs, and at its level on the
+        // steady models, at 8 comparisons and at 4.
+        (at(pd, 8, 25, 8, 1.00), Rate::Decisive, 0.0, Some(5.0), None),
+        (
+            at(pd, 8, 25, 8, 1.00),
+            Rate::Coverage,
+            99.9,
+            None,
+            Some(93.0),
+        ),
+        (at(pd, 8, 45, 8, 1.00), Rate::Same, 19.5, None, None),
+        (at(pd, 8, 45, 8, 1.03), Rate::Found, 47.8, None, None),
+        (at(qp, 8, 5, 4, 1.00), Rate::Decisive, 0.4, Some(1.25), None),
+        (
+            at(qp, 8, 5, 4, 1.00),
+            Rate::Coverage,
+            98.5,
+            None,
+            Some(97.5),
+        ),
+        (at(hp, 8, 5, 4, 1.00), Rate::Decisive, 0.0, Some(1.25), None),
+        (
+            at(hp, 8, 5, 4, 1.00),
+            Rate::Coverage,
+            98.9,
+            None,
+            Some(97.5),
+        ),
+        (at(bp, 8, 5, 4, 1.00), Rate::Decisive, 0.0, Some(1.25), None),
+        (at(bp, 8, 5, 4, 1.00), Rate::Same, 66.2, None, None),
+        (
+            at(bp, 8, 5, 4, 1.00),
+            Rate::Coverage,
+            99.1,
+            None,
+            Some(97.5),
+        ),
+        (at(bp, 8, 5, 4, 1.03), Rate::Found, 100.0, None, Some(96.7)),
     ];
     let n = 1000.0;
     let mut failures = Vec::new();
