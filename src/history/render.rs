@@ -76,7 +76,10 @@ fn label(p: &Point) -> String {
 /// The trend page: one figure of `metric` per experiment (a point per
 /// command, oldest at the bottom of the chart, first in the table) and the
 /// same numbers as a table.
-pub fn trend_page(metric: &str, points: &[Point]) -> String {
+/// Past [`svg::MAX_POINTS`] points it shows the newest ones and says how many
+/// it left out, so a long-lived store cannot make a page of gigabytes.
+pub fn trend_page(metric: &str, all: &[Point]) -> String {
+    let points = &all[all.len().saturating_sub(svg::MAX_POINTS)..];
     let unit = points
         .first()
         .map_or(crate::run::metric::Unit::None, |p| p.unit);
@@ -145,12 +148,21 @@ pub fn trend_page(metric: &str, points: &[Point]) -> String {
     crate::report::html::page(
         &format!("ghostbench history: {metric}"),
         &format!(
-            "<p>{} points from {} experiments.</p>\n{figure}\n{table}",
+            "<p>{} points from {} experiments.{}</p>\n{figure}\n{table}",
             points.len(),
             {
                 let mut ids: Vec<i64> = points.iter().map(|p| p.experiment_id).collect();
                 ids.dedup();
                 ids.len()
+            },
+            if all.len() > points.len() {
+                format!(
+                    " The newest {} of {} points are shown; --since or --name choose others.",
+                    points.len(),
+                    all.len()
+                )
+            } else {
+                String::new()
             }
         ),
     )
@@ -235,5 +247,36 @@ mod tests {
         // id, date, time, UTC, commit, verb, status, names…
         assert_eq!(cells(lines[1])[6], "failed", "{text}");
         assert_eq!(cells(lines[2])[6], "-", "{text}");
+    }
+
+    #[test]
+    fn a_trend_past_the_drawing_cap_shows_the_newest_points_and_says_so() {
+        let point = |i: usize| Point {
+            experiment_id: i as i64,
+            created_unix: 1_764_000_000 + i as i64,
+            commit: None,
+            name: "A".into(),
+            unit: crate::run::metric::Unit::Seconds,
+            runs: 5,
+            median: 1.0,
+            low: 0.9,
+            high: 1.1,
+        };
+        let n = svg::MAX_POINTS + 500;
+        let all: Vec<Point> = (1..=n).map(point).collect();
+        let page = trend_page("wall", &all);
+        assert!(
+            page.contains(&format!(
+                "The newest {} of {n} points are shown",
+                svg::MAX_POINTS
+            )),
+            "{}",
+            &page[..400.min(page.len())]
+        );
+        // The oldest 500 are left out of the table, the newest are in it.
+        assert!(!page.contains("<td>#500</td>") && page.contains("<td>#501</td>"));
+        assert!(page.contains(&format!("<td>#{n}</td>")));
+        let few = trend_page("wall", &all[..3]);
+        assert!(few.contains("3 points from 3 experiments.</p>"), "{few}");
     }
 }
