@@ -6,10 +6,11 @@
 //! log(m[B][i]/m[A][i]) is within one machine and that machine's own speed
 //! cancels in it; the machine is a block factor. Each variant belongs to
 //! exactly one shard (duplicates are resolved first), so the overall estimate
-//! is `layout`'s own analysis across the merged variants (Yuen's trimmed t,
-//! Bonferroni), at the α share of the last wave merged. With two or more CPU
-//! models it adds per-model estimates (trimmed t per model, same confidence)
-//! and the interaction test of `stats::interaction`; when per-model verdicts
+//! is `layout`'s own analysis across the merged variants (the mean over
+//! layouts, Student's t, Bonferroni), at the α share of the last wave merged.
+//! With two or more CPU models it adds per-model estimates (the same mean and
+//! t per model, same confidence) and the interaction test of
+//! `stats::interaction` on means (Welch); when per-model verdicts
 //! point opposite ways the verdict is UNKNOWN with `DependsOnMachine`, never
 //! a pooled SAME. Missing, failed, duplicate, foreign and unreadable results
 //! are named (facts in the `shards` section); the analysis needs at least
@@ -26,8 +27,8 @@ use crate::layout::shard_run::wave_alpha_share;
 use crate::layout::{self, LayoutRun, MachineEffect, Undecided, MIN_VARIANTS};
 use crate::run::environment::Environment;
 use crate::run::Status;
-use crate::stats::hierarchical::{trimmed_t, TRIM};
-use crate::stats::interaction::equal_trimmed_means;
+use crate::stats::hierarchical::trimmed_t;
+use crate::stats::interaction::equal_means;
 use crate::stats::verdict::{decide, Verdict};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -405,7 +406,9 @@ fn per_model(
             .iter()
             .zip(&groups)
             .map(|(model, d)| {
-                let t = trimmed_t(d, TRIM, confidence);
+                // The mean over this model's layouts, Student's t: the
+                // overall estimate's own rule (nothing trimmed).
+                let t = trimmed_t(d, 0.0, confidence);
                 let (estimate, low, high) = t.map_or((f64::NAN, f64::NAN, f64::NAN), |t| {
                     (t.trimmed_mean.exp(), t.low.exp(), t.high.exp())
                 });
@@ -419,7 +422,7 @@ fn per_model(
                 }
             })
             .collect();
-        let interaction = equal_trimmed_means(&groups, TRIM);
+        let interaction = equal_means(&groups);
         let flagged = interaction.is_some_and(|i| i.p_value < 1.0 - confidence);
         let opposite = models.iter().any(|m| m.verdict == Verdict::Faster)
             && models.iter().any(|m| m.verdict == Verdict::Slower);

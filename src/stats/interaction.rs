@@ -17,6 +17,9 @@
 //!   df = (J − 1, 1/(3/(J² − 1)·Σ(1 − w/U)²/(h − 1))). For J = 2 it is
 //!   Yuen's test (F = t², the same p).
 //!
+//! - Nothing trimmed ([`equal_means`], what the merge uses): Welch's t and
+//!   Welch's ANOVA (Welch 1951), the γ = 0 cases of the two above.
+//!
 //! docs/methodology.md §12 gives the false-alarm rate and the power of the
 //! test on simulated shards with wild runs (the simulation is a unit test here).
 
@@ -24,7 +27,7 @@ use super::distributions::{f_sf, student_t_two_sided_p};
 use super::hierarchical::trimmed_parts;
 use serde::Serialize;
 
-/// Which test [`equal_trimmed_means`] used.
+/// Which test [`equal_trimmed_means`] or [`equal_means`] used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InteractionTest {
@@ -32,6 +35,10 @@ pub enum InteractionTest {
     Yuen,
     /// Three or more: Welch's ANOVA on trimmed means (t1way).
     WelchTrimmedAnova,
+    /// Two groups, nothing trimmed: Welch's t.
+    Welch,
+    /// Three or more, nothing trimmed: Welch's ANOVA (Welch 1951).
+    WelchAnova,
 }
 
 /// The test of equal trimmed means across groups.
@@ -122,6 +129,21 @@ pub fn equal_trimmed_means(groups: &[Vec<f64>], trim: f64) -> Option<Interaction
         [x, y] => yuen(x, y, trim),
         _ => t1way(groups, trim),
     }
+}
+
+/// The test of equal means, nothing trimmed: Welch's t for two groups,
+/// Welch's ANOVA for more (the γ = 0 cases of Yuen's test and t1way). The
+/// merge's overall estimate is the mean over layouts (docs/methodology.md
+/// §10), so the per-model comparison tests means too: a layout ghost on one
+/// machine is part of what that machine's users get, not an outlier to trim.
+pub fn equal_means(groups: &[Vec<f64>]) -> Option<Interaction> {
+    equal_trimmed_means(groups, 0.0).map(|i| Interaction {
+        test: match i.test {
+            InteractionTest::Yuen | InteractionTest::Welch => InteractionTest::Welch,
+            _ => InteractionTest::WelchAnova,
+        },
+        ..i
+    })
 }
 
 #[cfg(test)]

@@ -493,6 +493,8 @@ pub fn shard_lines(merged: &crate::layout::merged::Merged) -> Vec<String> {
                         crate::stats::interaction::InteractionTest::Yuen => "Yuen's trimmed t",
                         crate::stats::interaction::InteractionTest::WelchTrimmedAnova =>
                             "Welch's ANOVA on trimmed means",
+                        crate::stats::interaction::InteractionTest::Welch => "Welch's t",
+                        crate::stats::interaction::InteractionTest::WelchAnova => "Welch's ANOVA",
                     },
                     format_p(i.p_value)
                 )
