@@ -55,9 +55,7 @@ fn factors_of(cells: usize) -> Option<usize> {
 pub fn anova(cells: &[Vec<f64>]) -> Option<Anova> {
     factors_of(cells.len())?;
     let n = cells[0].len();
-    if n < 2
-        || cells.iter().any(|c| c.len() != n)
-        || cells.iter().flatten().any(|v| !v.is_finite())
+    if n < 2 || cells.iter().any(|c| c.len() != n) || cells.iter().flatten().any(|v| !v.is_finite())
     {
         return None;
     }
@@ -314,9 +312,8 @@ mod tests {
             vec![31.0, 30.0, 29.0], // ab
         ];
         let table = anova(&cells).unwrap();
-        let close = |got: f64, want: f64, tol: f64| {
-            assert!((got - want).abs() < tol, "{got} vs {want}")
-        };
+        let close =
+            |got: f64, want: f64, tol: f64| assert!((got - want).abs() < tol, "{got} vs {want}");
         let [a, b, ab] = &table.effects[..] else {
             panic!("three effects")
         };
@@ -391,7 +388,13 @@ mod tests {
         let noisy = vec![-1.0, 1.0, -1.0, 1.0];
         let quiet = vec![0.5; 4];
         let cells: Vec<Vec<f64>> = (0..8u32)
-            .map(|s| if s & 2 != 0 { noisy.clone() } else { quiet.clone() })
+            .map(|s| {
+                if s & 2 != 0 {
+                    noisy.clone()
+                } else {
+                    quiet.clone()
+                }
+            })
             .collect();
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let d = decompose(&cells, 500, 0.95, &mut rng).unwrap();

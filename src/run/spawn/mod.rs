@@ -28,7 +28,7 @@ use super::capture::{Capture, Keep};
 use super::error::RunError;
 use exec::ExecArgs;
 pub use orphans::{sweep as kill_leftovers, Leftovers};
-pub use pin::check_pin;
+pub use pin::{allowed_cpus, check_pin};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use wait::Until;
@@ -274,7 +274,10 @@ mod tests {
         };
         for gated in [false, true] {
             let fixed: Vec<String> = (0..3).map(|_| stack(true, gated)).collect();
-            assert!(fixed.iter().all(|l| *l == fixed[0]), "gated {gated}: {fixed:?}");
+            assert!(
+                fixed.iter().all(|l| *l == fixed[0]),
+                "gated {gated}: {fixed:?}"
+            );
         }
         let randomized = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
             .is_ok_and(|v| v.trim() != "0");
