@@ -131,6 +131,7 @@ fn attribute(
             value: values.iter().flatten().next().copied().unwrap_or(f64::NAN),
         })?;
     let table = anova(&logs);
+    let explained = decomposition.unexplained.high < 1.0;
     let factors: Vec<FactorResult> = tested
         .iter()
         .enumerate()
@@ -145,7 +146,7 @@ fn attribute(
                 // The effect is varying − held on the log scale.
                 held_shift: effect.map_or(f64::NAN, |e| (-e.estimate).exp() - 1.0),
                 held_shift_p: effect.map_or(f64::NAN, |e| e.p),
-                source: share.value >= SOURCE_SHARE && share.low > 0.0,
+                source: explained && share.value >= SOURCE_SHARE && share.low > 0.0,
             }
         })
         .collect();
@@ -164,6 +165,7 @@ fn attribute(
     let variance = |cell: u32| decomposition.variances[cell as usize];
     let runs = |cell: u32| runs_for_precision(variance(cell), PRECISION, options.confidence);
     Ok(Attribution {
+        explained,
         default_cell: default,
         default_sd: variance(default).sqrt(),
         default_runs: runs(default),

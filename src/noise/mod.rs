@@ -3,7 +3,7 @@
 //! only: numbers, shares, causes; `render/` words them); the entry point is
 //! `run` (in `experiment`).
 //!
-//! The design (docs/methodology.md §11): a replicated two-level factorial
+//! The design (docs/methodology.md §14): a replicated two-level factorial
 //! over the factors that apply (ASLR, CPU pinning, environment-size jitter,
 //! heap huge pages, a fresh copy of the binary per run), every cell once per
 //! round in a fresh random order; the within-cell variance of the log metric
@@ -210,7 +210,8 @@ pub struct FactorResult {
     pub held_shift: f64,
     /// The ANOVA's p-value of that shift.
     pub held_shift_p: f64,
-    /// A source: share ≥ [`SOURCE_SHARE`] with an interval above 0.
+    /// A source: share ≥ [`SOURCE_SHARE`] with an interval above 0, in an
+    /// attribution that is [`Attribution::explained`].
     pub source: bool,
 }
 
@@ -220,6 +221,10 @@ pub struct Attribution {
     /// One per tested factor, in design order.
     pub factors: Vec<FactorResult>,
     pub decomposition: Decomposition,
+    /// Whether holding every factor clearly removes noise: the interval of
+    /// the unexplained share lies below 1. Without it no factor is a source
+    /// (the shares are then ratios of noisy variances, however large).
+    pub explained: bool,
     /// The cell a plain repeated run is in, its standard deviation of the
     /// log metric (≈ the coefficient of variation), and the runs per command
     /// a `compare` would need for ±[`PRECISION`] there.

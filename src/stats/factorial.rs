@@ -115,7 +115,8 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-/// Sample variance (divisor n − 1) of every cell.
+/// Sample variance (divisor n − 1) of every cell (NaN for fewer than two
+/// values); a cell of equal values has variance exactly 0.
 pub fn cell_variances(cells: &[Vec<f64>]) -> Vec<f64> {
     cells
         .iter()
@@ -123,8 +124,10 @@ pub fn cell_variances(cells: &[Vec<f64>]) -> Vec<f64> {
             if c.len() < 2 {
                 return f64::NAN;
             }
-            let m = mean(c);
-            c.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (c.len() - 1) as f64
+            // Shifted by the first value, so a constant cell is exactly 0.
+            let shifted: Vec<f64> = c.iter().map(|v| v - c[0]).collect();
+            let m = mean(&shifted);
+            shifted.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (c.len() - 1) as f64
         })
         .collect()
 }
@@ -409,6 +412,9 @@ mod tests {
         assert!(d.shares[0].low <= 0.0 && d.shares[0].high >= 0.0);
         assert!(d.shares[1].low <= 1.0 && d.shares[1].high >= 1.0);
         // No noise at all: nothing to share.
+        // Equal values: no rounding residue of the mean is left.
+        let same = vec![1.1f64.ln(); 3];
+        assert_eq!(cell_variances(&[same])[0], 0.0);
         let flat = vec![vec![1.0, 1.0]; 4];
         assert!(decompose(&flat, 10, 0.95, &mut rng).is_none());
         assert!(decompose(&[vec![1.0], vec![2.0]], 10, 0.95, &mut rng).is_none());

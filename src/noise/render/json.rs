@@ -71,6 +71,8 @@ struct MetricDoc {
     unit: crate::run::metric::Unit,
     finding: String,
     decomposed: bool,
+    /// Holding every factor clearly removes noise (see `Attribution::explained`).
+    explained: Option<bool>,
     /// Every factor varying: the variance of the log metric.
     total_variance: Option<EstimateDoc>,
     /// Every factor held: the variance left.
@@ -125,6 +127,7 @@ pub fn document(report: &NoiseReport) -> Document<'_> {
                     unit: m.unit,
                     finding: finding(m),
                     decomposed: a.is_some(),
+                    explained: a.map(|a| a.explained),
                     total_variance: a.map(|a| a.decomposition.total.into()),
                     held_variance: a.map(|a| a.decomposition.held.into()),
                     shares: a

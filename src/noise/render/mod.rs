@@ -173,7 +173,9 @@ pub fn finding(metric: &MetricNoise) -> String {
                 })
                 .collect();
             let total = a.decomposition.total.value.sqrt();
-            let sources = if sources.is_empty() {
+            let sources = if !a.explained {
+                "the tested factors explain no clear part of it (with every factor held it is as large)".to_string()
+            } else if sources.is_empty() {
                 "no tested factor is a source".to_string()
             } else {
                 format!("sources: {}", sources.join(", "))
