@@ -12,6 +12,7 @@ pub mod elf;
 pub mod history;
 pub mod layout;
 pub mod limits;
+pub mod noise;
 pub mod probe;
 pub mod report;
 pub mod run;

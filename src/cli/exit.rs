@@ -63,6 +63,16 @@ pub fn of_layout(state: crate::layout::State) -> i32 {
     }
 }
 
+/// The exit code of how a `noise` experiment ended.
+pub fn of_noise(state: crate::noise::State) -> i32 {
+    use crate::noise::State;
+    match state {
+        State::Finished => OK,
+        State::Failed => RUN_FAILED,
+        State::Interrupted => interrupted(),
+    }
+}
+
 /// Whether `code` says a stopping signal ended the run.
 pub fn is_interrupted(code: i32) -> bool {
     [INTERRUPTED, HANGUP, TERMINATED].contains(&code)

@@ -16,6 +16,7 @@ pub mod exit;
 pub mod finish;
 pub mod history;
 pub mod layout;
+pub mod noise;
 pub mod output;
 pub mod probe;
 pub mod store;
@@ -45,6 +46,8 @@ pub enum Verb {
     Structs(structs::StructsArgs),
     /// How much does this machine punish misalignment? Split locks, misaligned loads, code offset, TLB, list nodes.
     Probe(probe::ProbeArgs),
+    /// Where one command's run-to-run noise comes from: ASLR, pinning, environment size, heap huge pages, the binary's copy.
+    Noise(Box<noise::NoiseArgs>),
     /// Run the whole story on examples embedded in the binary.
     Demo(demo::DemoArgs),
     /// Stored results: a table, one result in any format (`show ID`), a trend page (--html).
@@ -63,6 +66,7 @@ pub fn run(cli: Cli) -> i32 {
         Verb::Compare(args) => compare::run(*args),
         Verb::Probe(args) => probe::run(args),
         Verb::Layout(args) => layout::run(*args),
+        Verb::Noise(args) => noise::run(*args),
         Verb::Demo(args) => demo::run(args),
         Verb::Analyze(args) => analyze::run(*args),
         Verb::Structs(args) => structs::run(args),

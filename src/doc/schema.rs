@@ -15,10 +15,11 @@ pub enum Schema {
     Probe,
     Plan,
     Shard,
+    Noise,
 }
 
 impl Schema {
-    pub const ALL: [Schema; 8] = [
+    pub const ALL: [Schema; 9] = [
         Schema::Compare,
         Schema::Layout,
         Schema::Baseline,
@@ -27,6 +28,7 @@ impl Schema {
         Schema::Probe,
         Schema::Plan,
         Schema::Shard,
+        Schema::Noise,
     ];
 
     /// The document's `schema` value.
@@ -40,6 +42,7 @@ impl Schema {
             Schema::Probe => "ghostbench.probe",
             Schema::Plan => "ghostbench.plan",
             Schema::Shard => "ghostbench.shard",
+            Schema::Noise => "ghostbench.noise",
         }
     }
 
@@ -54,7 +57,8 @@ impl Schema {
             | Schema::Structs
             | Schema::Probe
             | Schema::Plan
-            | Schema::Shard => 1,
+            | Schema::Shard
+            | Schema::Noise => 1,
         }
     }
 

@@ -339,6 +339,7 @@ fn every_field_a_reader_needs_is_in_docs_json_schema() {
         Schema::Plan,
         Schema::Shard,
         Schema::Structs,
+        Schema::Noise,
     ] {
         assert!(doc.contains(schema.name()), "{schema}");
     }

@@ -294,6 +294,7 @@ mod tests {
                 argv: &argv,
                 extra_env: &[],
                 pin: None,
+                no_aslr: false,
                 timeout: None,
                 poll: false,
                 stdout: Keep::Tail(1024),

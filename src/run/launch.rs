@@ -76,6 +76,7 @@ impl<'a> Launch<'a> {
                 argv: self.argv,
                 extra_env: self.env,
                 pin: None,
+                no_aslr: false,
                 timeout: self.timeout,
                 poll: true,
                 stdout: self.stdout.unwrap_or(Keep::Tail(0)),

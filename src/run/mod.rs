@@ -152,6 +152,8 @@ pub struct Runner {
     deadline: Option<std::time::Instant>,
     /// The command whose run the deadline killed.
     cut: Option<String>,
+    /// Runs start with address-space randomization off ([`Runner::set_no_aslr`]).
+    no_aslr: bool,
 }
 
 /// What the runner saw over an experiment that the reader should know, as
@@ -231,6 +233,7 @@ impl Runner {
             left: LeftBehind::default(),
             deadline: None,
             cut: None,
+            no_aslr: false,
         })
     }
 
@@ -283,6 +286,21 @@ impl Runner {
         &self.options
     }
 
+    /// From now on, runs start with ASLR off (`ADDR_NO_RANDOMIZE`) or on.
+    pub fn set_no_aslr(&mut self, no_aslr: bool) {
+        self.no_aslr = no_aslr;
+    }
+
+    /// From now on, runs are pinned to this CPU (None: not pinned).
+    pub fn set_pin(&mut self, pin: Option<usize>) {
+        self.options.pin = pin;
+    }
+
+    /// From now on, runs get the jitter variable of random length, or not.
+    pub fn set_env_jitter(&mut self, jitter: bool) {
+        self.options.env_jitter = jitter;
+    }
+
     /// Run `command` once (after `--prepare`) and extract every metric.
     /// `build` is the command's index in the report's list (see [`RunRecord::build`]).
     pub fn run(
@@ -295,7 +313,7 @@ impl Runner {
         if let Some(prepare) = &self.prepare {
             let limit = self.limit(&command.spec.name)?;
             let outcome = spawn_with(
-                &self.options,
+                (&self.options, self.no_aslr),
                 limit.0,
                 &mut self.capture,
                 prepare,
@@ -332,7 +350,7 @@ impl Runner {
             .checked_sub(Duration::from_secs(1))
             .unwrap_or(std::time::UNIX_EPOCH);
         let outcome = spawn_with(
-            &self.options,
+            (&self.options, self.no_aslr),
             limit.0,
             &mut self.capture,
             command,
@@ -389,7 +407,7 @@ impl Runner {
     pub fn run_unmeasured(&mut self, command: &Prepared, label: &str) -> Result<(), RunFailure> {
         let limit = self.limit(label)?;
         let outcome = spawn_with(
-            &self.options,
+            (&self.options, self.no_aslr),
             limit.0,
             &mut self.capture,
             command,
@@ -407,7 +425,7 @@ impl Runner {
         let (_, env) = self.jitter();
         let timeout = self.options.timeout;
         let outcome = spawn_with(
-            &self.options,
+            (&self.options, self.no_aslr),
             timeout,
             &mut self.capture,
             command,
@@ -477,7 +495,7 @@ impl Runner {
 
 /// One run of `command` with the runner's options and output capture.
 fn spawn_with(
-    options: &RunnerOptions,
+    (options, no_aslr): (&RunnerOptions, bool),
     timeout: Option<Duration>,
     capture: &mut Capture,
     command: &Prepared,
@@ -493,6 +511,7 @@ fn spawn_with(
             argv: &command.spec.argv,
             extra_env: &env,
             pin: options.pin,
+            no_aslr,
             timeout,
             poll: false,
             stdout: if needs_output {

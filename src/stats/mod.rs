@@ -13,6 +13,7 @@
 pub mod bootstrap;
 pub mod descriptive;
 mod distributions;
+pub mod factorial;
 pub mod fragility;
 pub mod hierarchical;
 pub mod interaction;

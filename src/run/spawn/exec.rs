@@ -1,7 +1,10 @@
 //! Starting a process in its own process group: posix_spawn for plain runs,
 //! fork + a gate + execve when something must attach to the child before it
 //! execs (hardware counters), with the argv and environment prepared as C
-//! strings before either.
+//! strings before either. `no_aslr` starts the child with
+//! `ADDR_NO_RANDOMIZE` (personality(2), what `setarch -R` sets): set in the
+//! forked child before exec, or, for posix_spawn, on the spawning thread
+//! (a task's personality is copied into the child it clones) and restored.
 
 use super::pin::PinnedThread;
 use super::wait::ChildGuard;
@@ -111,11 +114,16 @@ pub(super) fn spawn_direct(
     args: &ExecArgs,
     streams: [RawFd; 3],
     pin: Option<usize>,
+    no_aslr: bool,
 ) -> Result<ChildGuard, RunError> {
     let _pinned = pin
         .map(PinnedThread::new)
         .transpose()
         .map_err(|e| args.exec_failed(e))?;
+    let _fixed = no_aslr
+        .then(FixedLayoutThread::new)
+        .transpose()
+        .map_err(|e| RunError::Setup(format!("cannot turn ASLR off: {e}")))?;
     let _registering = super::orphans::spawning();
     // SAFETY: the attribute and file-action objects are initialised, used and
     // destroyed here; every pointer passed stays valid for the call.
@@ -169,6 +177,7 @@ pub(super) fn fork_gated(
     args: &ExecArgs,
     streams: [RawFd; 3],
     pin: Option<usize>,
+    no_aslr: bool,
     callback: &mut dyn FnMut(i32) -> Result<(), RunError>,
 ) -> Result<ChildGuard, RunError> {
     let pipes = GatePipes::open()?;
@@ -184,7 +193,7 @@ pub(super) fn fork_gated(
         return Err(RunError::Setup(format!("fork failed: {err}")));
     }
     if pid == 0 {
-        unsafe { child_exec(args, &pipes, streams, pin) }
+        unsafe { child_exec(args, &pipes, streams, pin, no_aslr) }
     }
     pipes.close_child_ends();
     let mut guard = ChildGuard::new(pid);
@@ -201,6 +210,38 @@ pub(super) fn fork_gated(
         return Err(args.exec_failed(std::io::Error::from_raw_os_error(errno)));
     }
     Ok(guard)
+}
+
+/// personality(2)'s argument that only reads the current persona.
+const QUERY_PERSONALITY: libc::c_ulong = 0xffff_ffff;
+
+/// `ADDR_NO_RANDOMIZE` on the calling thread (so on the child posix_spawn
+/// clones from it) until drop, which restores the persona it found.
+struct FixedLayoutThread {
+    saved: libc::c_int,
+}
+
+impl FixedLayoutThread {
+    fn new() -> std::io::Result<FixedLayoutThread> {
+        // SAFETY: personality(2) takes and returns plain integers.
+        unsafe {
+            let saved = libc::personality(QUERY_PERSONALITY);
+            if saved < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::personality((saved | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(FixedLayoutThread { saved })
+        }
+    }
+}
+
+impl Drop for FixedLayoutThread {
+    fn drop(&mut self) {
+        // SAFETY: restoring the persona read in `new`.
+        unsafe { libc::personality(self.saved as libc::c_ulong) };
+    }
 }
 
 /// The fork path's pipes: the gate holds the child before exec, and the child
@@ -256,6 +297,7 @@ unsafe fn child_exec(
     pipes: &GatePipes,
     streams: [RawFd; 3],
     pin: Option<usize>,
+    no_aslr: bool,
 ) -> ! {
     // The parent's ends: our copy of the gate's write end would keep the gate shut forever.
     libc::close(pipes.gate_write);
@@ -272,6 +314,14 @@ unsafe fn child_exec(
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            report_errno_and_exit(pipes.exec_error_write);
+        }
+    }
+    if no_aslr {
+        let current = libc::personality(QUERY_PERSONALITY);
+        if current < 0
+            || libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) < 0
+        {
             report_errno_and_exit(pipes.exec_error_write);
         }
     }

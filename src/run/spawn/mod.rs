@@ -28,7 +28,7 @@ use super::capture::{Capture, Keep};
 use super::error::RunError;
 use exec::ExecArgs;
 pub use orphans::{sweep as kill_leftovers, Leftovers};
-pub use pin::check_pin;
+pub use pin::{allowed_cpus, check_pin};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use wait::Until;
@@ -41,6 +41,9 @@ pub struct SpawnRequest<'a> {
     /// Added to (and overriding) the inherited environment.
     pub extra_env: &'a [(String, String)],
     pub pin: Option<usize>,
+    /// Start the child with address-space randomization off
+    /// (`ADDR_NO_RANDOMIZE` through personality(2), as `setarch -R` does).
+    pub no_aslr: bool,
     pub timeout: Option<Duration>,
     /// Watch for Ctrl-C while waiting even without a timeout. A blocking wait
     /// (the cheapest) sees Ctrl-C only on the main thread, so launches from
@@ -87,8 +90,8 @@ pub fn spawn(
     let streams = capture.child_fds();
     let start = Instant::now();
     let mut child = match before_exec {
-        None => exec::spawn_direct(&args, streams, req.pin)?,
-        Some(callback) => exec::fork_gated(&args, streams, req.pin, callback)?,
+        None => exec::spawn_direct(&args, streams, req.pin, req.no_aslr)?,
+        Some(callback) => exec::fork_gated(&args, streams, req.pin, req.no_aslr, callback)?,
     };
     let until = Until {
         deadline: req.timeout.map(|t| start + t),
@@ -152,6 +155,7 @@ mod tests {
                 argv: &argv,
                 extra_env: &[("GHOSTBENCH_TEST".into(), "xyz".into())],
                 pin: None,
+                no_aslr: false,
                 timeout,
                 poll: false,
                 stdout: Keep::Head(1 << 20),
@@ -222,6 +226,7 @@ mod tests {
                 argv: &words,
                 extra_env: &[],
                 pin: None,
+                no_aslr: false,
                 timeout: None,
                 poll: false,
                 stdout: Keep::Head(1 << 20),
@@ -238,6 +243,54 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&third.stdout), "third\n");
     }
 
+    /// `no_aslr` on both starting paths: the child's stack mapping (from
+    /// its own /proc/self/maps) is the same in every run, and differs between
+    /// runs with ASLR on (unless the machine turned ASLR off itself).
+    #[test]
+    fn no_aslr_fixes_the_stack_on_both_starting_paths() {
+        let argv = vec!["cat".to_string(), "/proc/self/maps".to_string()];
+        let cat = crate::run::command::resolve_program("cat", std::env::var_os("PATH")).unwrap();
+        let mut capture = Capture::new(None).unwrap();
+        let mut stack = |no_aslr: bool, gated: bool| {
+            let req = SpawnRequest {
+                program: &cat,
+                argv: &argv,
+                extra_env: &[],
+                pin: None,
+                no_aslr,
+                timeout: None,
+                poll: false,
+                stdout: Keep::Head(1 << 20),
+                cwd: None,
+            };
+            let mut hold = |_pid: i32| Ok::<(), RunError>(());
+            let hook: Option<BeforeExec> = gated.then_some(&mut hold);
+            let out = spawn(&req, &mut capture, hook).unwrap();
+            let maps = String::from_utf8_lossy(&out.stdout).into_owned();
+            maps.lines()
+                .find(|l| l.ends_with("[stack]"))
+                .expect("a [stack] line")
+                .to_string()
+        };
+        for gated in [false, true] {
+            let fixed: Vec<String> = (0..3).map(|_| stack(true, gated)).collect();
+            assert!(
+                fixed.iter().all(|l| *l == fixed[0]),
+                "gated {gated}: {fixed:?}"
+            );
+        }
+        let randomized = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
+            .is_ok_and(|v| v.trim() != "0");
+        if randomized {
+            let free: Vec<String> = (0..4).map(|_| stack(false, false)).collect();
+            assert!(free.iter().any(|l| *l != free[0]), "{free:?}");
+        }
+        // The spawning thread got its own persona back.
+        // SAFETY: personality(2) with the query value changes nothing.
+        let persona = unsafe { libc::personality(0xffff_ffff) };
+        assert_eq!(persona & libc::ADDR_NO_RANDOMIZE, 0);
+    }
+
     #[test]
     fn exec_failure_is_an_error_not_a_run() {
         let argv = vec!["x".to_string()];
@@ -247,6 +300,7 @@ mod tests {
             argv: &argv,
             extra_env: &[],
             pin: None,
+            no_aslr: false,
             timeout: None,
             poll: false,
             stdout: Keep::Head(10),
@@ -267,6 +321,7 @@ mod tests {
             argv: &argv,
             extra_env: &[],
             pin: Some(0),
+            no_aslr: false,
             timeout: None,
             poll: false,
             stdout: Keep::Head(10),

@@ -18,7 +18,7 @@ pub fn check_pin(cpu: usize) -> Result<()> {
 }
 
 /// The CPUs this process may run on.
-pub(super) fn allowed_cpus() -> std::io::Result<Vec<usize>> {
+pub fn allowed_cpus() -> std::io::Result<Vec<usize>> {
     // SAFETY: cpu_set_t is plain data; the call gets a valid pointer and size.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
