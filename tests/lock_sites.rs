@@ -1,7 +1,8 @@
 //! Integration tests of lock sites followed through join points (issue 26 point
 //! 2): a base register set on every way into a join maps when all ways agree on
 //! the record and offset, and stays unmapped (never guessed) when they do not.
-//! The fixture is compiled at test time; objdump confirms the shape gcc gave it.
+//! A site on a named global that is no record member maps to the variable.
+//! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
 
@@ -120,4 +121,95 @@ fn a_base_set_on_every_way_into_a_join_maps_only_when_the_ways_agree() {
     assert!(sync_paths(&r, "other").is_empty());
     assert_eq!(r["lock_sites"]["exact"], 1);
     assert_eq!(r["lock_sites"]["inferred"], 0);
+}
+
+#[test]
+fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
+    if !require_tool("gcc") || !require_tool("objdump") || !require_tool("nm") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::fixture("structs", "locked_variable.c");
+    let bin = dir.path().join("variable");
+    tool(
+        dir.path(),
+        "gcc",
+        &[
+            "-O2",
+            "-g",
+            "-o",
+            bin.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    // The shape: each function's one locked operand is RIP-relative, at the
+    // variable (objdump names it `<hits>`, `<flags+0xc>`, `<buf+0x3c>`).
+    let asm = tool(
+        dir.path(),
+        "objdump",
+        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
+    );
+    for (f, target) in [
+        ("count", "<hits>"),
+        ("mark", "<flags+0xc>"),
+        ("torn", "<buf+0x3c>"),
+    ] {
+        let body = asm
+            .split("\n\n")
+            .find(|b| b.contains(&format!("<{f}>:")))
+            .unwrap_or_else(|| panic!("{f} disassembled"));
+        assert!(
+            body.lines()
+                .any(|l| l.contains("lock") && l.contains("(%rip)") && l.contains(target)),
+            "{f} has no locked RIP-relative operand at {target}:\n{body}"
+        );
+    }
+    let symbols = tool(dir.path(), "nm", &[bin.to_str().unwrap()]);
+    let address = |name: &str| {
+        symbols
+            .lines()
+            .find_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w.len() == 3 && w[2] == name).then(|| u64::from_str_radix(w[0], 16).unwrap())
+            })
+            .unwrap_or_else(|| panic!("no symbol {name}"))
+    };
+
+    let json = dir.path().join("r.json");
+    let out = ghostbench()
+        .arg("structs")
+        .arg(&bin)
+        .args(["--hazards", "--color", "never", "--json"])
+        .arg(&json)
+        .output()
+        .expect("ghostbench runs");
+    assert!(
+        out.status.success(),
+        "structs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    let stats = &r["lock_sites"];
+    assert_eq!(stats["variable"], 3, "{stats}");
+    assert_eq!(stats["exact"], 0, "{stats}");
+    assert!(stats["unmapped"].as_object().unwrap().is_empty(), "{stats}");
+    // Worked by hand: hits is 8-aligned (a long); flags is 64-aligned, so
+    // flags[3] is at +12, 4 bytes, inside line 0; buf is 64-aligned, so the 8
+    // bytes at buf+60 are 60..67: 4 in one line, 4 in the next, not 8-aligned.
+    let expect = [
+        ("count", "hits", address("hits"), 8, true, false),
+        ("mark", "flags[3]", address("flags") + 12, 4, true, false),
+        ("torn", "buf[60]", address("buf") + 60, 8, false, true),
+    ];
+    for (f, name, at, size, aligned, crosses) in expect {
+        let s = site(&r, f);
+        assert_eq!(s["outcome"], "variable", "{s}");
+        let v = &s["variable"];
+        assert_eq!(v["name"], name, "{s}");
+        assert_eq!(v["address"], at, "{s}");
+        assert_eq!(v["size"], size, "{s}");
+        assert_eq!(v["aligned"], aligned, "{s}");
+        assert_eq!(v["crosses_line"], crosses, "{s}");
+        assert!(s.get("members").map_or(true, Value::is_null), "{s}");
+    }
 }

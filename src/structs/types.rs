@@ -400,7 +400,8 @@ pub enum Unmapped {
     Segment,
     /// A stack slot (`%rsp`/`%rbp` based) of a local that is not a record.
     Stack,
-    /// The address is a global variable that is not a record (a plain counter).
+    /// The operand's base holds a variable that is no pointer to a record (a pointer
+    /// to an integer), or a global that is not a record but cannot be named exactly.
     ScalarVariable,
     /// A RIP-relative address inside no variable DWARF describes.
     UnknownAddress,
@@ -446,7 +447,7 @@ pub struct SiteOutcome {
     pub address: u64,
     pub function: String,
     pub op: String,
-    /// `exact`, `inferred`, or the reason it is unmapped (`no-dwarf`, …).
+    /// `exact`, `inferred`, `variable`, or the reason it is unmapped (`no-dwarf`, …).
     pub outcome: String,
     /// The members it maps to, `record.path` (outermost named record first).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -454,6 +455,26 @@ pub struct SiteOutcome {
     /// How the operand's base was derived, when worth saying (see `SiteRef::via`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// Outcome `variable`: the named variable the operand is in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variable: Option<VariableSite>,
+}
+
+/// A lock site whose operand is a global variable that is no record member (a plain
+/// counter, an element of an array of scalars): at a fixed address, so where it
+/// falls against the cache lines is a fact, not a guess.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VariableSite {
+    /// `name`, `name[3]` (a member path when the variable's type is an anonymous
+    /// record).
+    pub name: String,
+    /// The operand's address and size in bytes.
+    pub address: u64,
+    pub size: u64,
+    /// The operand's address is a multiple of its size.
+    pub aligned: bool,
+    /// The operand spans two 64-byte lines (a split lock every time it runs).
+    pub crosses_line: bool,
 }
 
 /// How the lock sites of a binary mapped, for `--hazards` and the benchmarks.
@@ -463,6 +484,9 @@ pub struct LockStats {
     pub sites: usize,
     pub exact: usize,
     pub inferred: usize,
+    /// Sites whose operand is exactly a named global variable that is no record
+    /// member (`SiteOutcome::variable`): mapped, to a variable.
+    pub variable: usize,
     /// Sites mapped to no member, by reason (`no-dwarf`, `segment`, …).
     pub unmapped: std::collections::BTreeMap<Unmapped, usize>,
     /// Every site and what became of it, by address.

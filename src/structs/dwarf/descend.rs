@@ -245,6 +245,18 @@ impl Descent {
 
     /// The bytes an operand of `size` updates, from the offset on, inside the scalar:
     /// the place registered (a split lock is the operand's, not the member's).
+    /// Whether the descent met no named record: the scalar reached is the variable
+    /// itself, an element of an array of scalars, or a member of an anonymous one.
+    pub(super) fn in_no_record(&self) -> bool {
+        self.anchors.is_empty()
+    }
+
+    /// The path from the type descended to the scalar (`[3]`, `a.b`; empty for the
+    /// type itself).
+    pub(super) fn path(&self) -> String {
+        path(&self.segs, None)
+    }
+
     pub(super) fn operand(&mut self, size: u64) {
         let left = self.leaf_size.saturating_sub(self.into);
         if size > 0 {

@@ -22,7 +22,7 @@ use super::descend::registrations;
 use super::table::{Function, Node};
 use super::{Outcome, Slice, UnitLocks};
 use crate::structs::cfa::Cfa;
-use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped};
+use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped, VariableSite};
 use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
 use std::collections::HashMap;
 
@@ -64,6 +64,13 @@ impl<'s> SiteIndex<'s> {
             cfa: &[],
             objects: &[],
         }
+    }
+
+    /// The name of the global data symbol that starts at `address`.
+    fn object_named(&self, address: u64) -> Option<String> {
+        let k = self.objects.partition_point(|o| o.0 < address);
+        let o = self.objects.get(k)?;
+        (o.0 == address).then(|| o.2.clone())
     }
 
     /// The same, with the binary's global data symbols.
@@ -499,14 +506,15 @@ impl<'a> Builder<'a, '_> {
         (Outcome::Unmapped(why), Vec::new())
     }
 
-    /// The RIP-relative sites that land in this unit's global variables.
+    /// The RIP-relative sites that land in this unit's global variables: a record's
+    /// member, or (no record on the way down, a name known) the variable itself.
     fn global_uses(&mut self, index: &SiteIndex<'_>, out: &mut UnitLocks) {
         let globals = std::mem::take(&mut self.t.globals);
-        for (location, ty) in &globals {
-            let Some(Loc::Addr(address)) = self.location_at(*location, 0) else {
+        for &(location, ty, name) in &globals {
+            let Some(Loc::Addr(address)) = self.location_at(location, 0) else {
                 continue;
             };
-            let Some(t) = self.idx(*ty) else { continue };
+            let Some(t) = self.idx(ty) else { continue };
             let size = self.size(t, 0);
             if size == 0 {
                 continue;
@@ -515,19 +523,42 @@ impl<'a> Builder<'a, '_> {
                 .targets_in(address, address.saturating_add(size))
                 .to_vec();
             for (target, s) in hits {
+                let site = &index.sites[s];
+                let mut variable = None;
                 let found = self
                     .descend(t, target - address, false)
                     .map(|mut d| {
-                        d.operand(index.sites[s].size);
+                        d.operand(site.size);
+                        if d.in_no_record() {
+                            variable = Some(d.path());
+                        }
                         registrations(&d, Mapping::Exact)
                     })
                     .unwrap_or_default();
                 if found.is_empty() {
-                    out.outcomes
-                        .push((s, Outcome::Unmapped(Unmapped::ScalarVariable)));
+                    let named = variable.and_then(|path| {
+                        let base = match name {
+                            Some(n) => self.text(n),
+                            None => index.object_named(address)?,
+                        };
+                        let name = match path.starts_with('[') || path.is_empty() {
+                            true => format!("{base}{path}"),
+                            false => format!("{base}.{path}"),
+                        };
+                        Some(variable_site(name, target, site.size))
+                    });
+                    match named {
+                        Some(v) => {
+                            out.outcomes.push((s, Outcome::Variable));
+                            out.variables.push((s, v));
+                        }
+                        None => out
+                            .outcomes
+                            .push((s, Outcome::Unmapped(Unmapped::ScalarVariable))),
+                    }
                 } else {
                     out.outcomes.push((s, Outcome::Mapped(Mapping::Exact)));
-                    let via = index.sites[s]
+                    let via = site
                         .segment
                         .then(|| "per-CPU data: a segment-relative address".to_string());
                     for mut u in found {
@@ -539,6 +570,17 @@ impl<'a> Builder<'a, '_> {
             }
         }
         self.t.globals = globals;
+    }
+}
+
+/// What is known of a locked operand in a named variable at a fixed address.
+fn variable_site(name: String, address: u64, size: u64) -> VariableSite {
+    VariableSite {
+        name,
+        address,
+        size,
+        aligned: size > 0 && address % size == 0,
+        crosses_line: size > 1 && address / 64 != (address + size - 1) / 64,
     }
 }
 

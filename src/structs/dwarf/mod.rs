@@ -29,7 +29,9 @@ pub use lock_uses::SiteIndex;
 pub use names::unqualified;
 pub use read::read_binary;
 
-use crate::structs::types::{ArrayUse, LockStats, LockUse, Mapping, StructLayout, Unmapped};
+use crate::structs::types::{
+    ArrayUse, LockStats, LockUse, Mapping, StructLayout, Unmapped, VariableSite,
+};
 use gimli::{EndianSlice, RunTimeEndian};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -110,6 +112,8 @@ pub(super) struct UnitResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Outcome {
     Mapped(Mapping),
+    /// Exactly a named global that is no record member (`UnitLocks::variables`).
+    Variable,
     Unmapped(Unmapped),
 }
 
@@ -118,4 +122,6 @@ pub(super) enum Outcome {
 pub(super) struct UnitLocks {
     pub(super) uses: Vec<LockUse>,
     pub(super) outcomes: Vec<(usize, Outcome)>,
+    /// The sites whose outcome is `Outcome::Variable`, with their variable.
+    pub(super) variables: Vec<(usize, VariableSite)>,
 }

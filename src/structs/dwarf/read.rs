@@ -8,7 +8,7 @@ use super::lock_uses::SiteIndex;
 use super::table::read_table;
 use super::{Dwarf, Outcome, Parsed, Seen, Slice, UnitResult};
 use crate::structs::types::{
-    LockSite, LockStats, LockUse, Mapping, SiteOutcome, StructLayout, Unmapped,
+    LockSite, LockStats, LockUse, Mapping, SiteOutcome, StructLayout, Unmapped, VariableSite,
 };
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -126,6 +126,7 @@ fn merge(
         aliases: Vec::new(),
     };
     let mut outcomes: Vec<Option<Outcome>> = vec![None; index.sites.len()];
+    let mut variables: Vec<Option<VariableSite>> = vec![None; index.sites.len()];
     let mut uses = HashSet::new();
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here.
@@ -150,6 +151,9 @@ fn merge(
                 *slot = Some(outcome);
             }
         }
+        for (site, v) in r.locks.variables {
+            variables[site].get_or_insert(v);
+        }
         parsed.lock_uses.extend(r.locks.uses);
         parsed.aliases.extend(r.aliases);
     }
@@ -173,8 +177,9 @@ fn merge(
         .iter()
         .zip(&outcomes)
         .zip(members)
-        .filter(|((site, _), _)| !site.plain)
-        .map(|((site, outcome), mut uses)| {
+        .zip(variables)
+        .filter(|(((site, _), _), _)| !site.plain)
+        .map(|(((site, outcome), mut uses), variable)| {
             uses.sort_by(|a, b| b.path.len().cmp(&a.path.len()).then(a.path.cmp(&b.path)));
             let via = uses.iter().find_map(|u| u.via.clone());
             let mut seen = HashSet::new();
@@ -186,6 +191,7 @@ fn merge(
                 outcome: match outcome {
                     Some(Outcome::Mapped(Mapping::Exact)) => "exact".to_string(),
                     Some(Outcome::Mapped(Mapping::Inferred)) => "inferred".to_string(),
+                    Some(Outcome::Variable) => "variable".to_string(),
                     _ => reason(site, *outcome).label().to_string(),
                 },
                 members: uses
@@ -197,6 +203,7 @@ fn merge(
                     })
                     .collect(),
                 via,
+                variable: variable.filter(|_| *outcome == Some(Outcome::Variable)),
             }
         })
         .collect();
@@ -205,12 +212,13 @@ fn merge(
     Ok(parsed)
 }
 
-/// Exact before inferred before unmapped.
+/// Exact before a named variable before inferred before unmapped.
 fn rank(o: Outcome) -> u8 {
     match o {
         Outcome::Mapped(Mapping::Exact) => 0,
-        Outcome::Mapped(Mapping::Inferred) => 1,
-        Outcome::Unmapped(_) => 2,
+        Outcome::Variable => 1,
+        Outcome::Mapped(Mapping::Inferred) => 2,
+        Outcome::Unmapped(_) => 3,
     }
 }
 
@@ -229,6 +237,10 @@ fn stats(index: &SiteIndex<'_>, outcomes: &[Option<Outcome>]) -> LockStats {
             }
             Some(Outcome::Mapped(Mapping::Inferred)) => {
                 s.inferred += 1;
+                continue;
+            }
+            Some(Outcome::Variable) => {
+                s.variable += 1;
                 continue;
             }
             _ => reason(site, *o),

@@ -101,8 +101,9 @@ pub(super) struct Function<'a> {
     pub ranges: Option<AttributeValue<Slice<'a>>>,
 }
 
-/// A variable at namespace scope with a location (a global): location and type.
-pub(super) type Global<'a> = (AttributeValue<Slice<'a>>, u64);
+/// A variable at namespace scope with a location (a global): location, type, and
+/// name (None for a definition that takes its name from a declaration).
+pub(super) type Global<'a> = (AttributeValue<Slice<'a>>, u64, Option<Str<'a>>);
 
 /// The type DIEs of one unit, in DIE order (so lookups are binary searches).
 pub(super) struct Table<'a> {
@@ -175,7 +176,7 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
     r.declared.sort_unstable();
     for (location, spec) in std::mem::take(&mut r.defined) {
         if let Ok(k) = r.declared.binary_search_by_key(&spec, |d| d.0) {
-            r.t.globals.push((location, r.declared[k].1));
+            r.t.globals.push((location, r.declared[k].1, None));
         }
     }
     Ok(r.t)
@@ -238,7 +239,9 @@ impl<'a> TableReader<'a, '_> {
                         self.declared.push((offset, ty));
                     }
                     match (code.location, a.ty, code.specification) {
-                        (Some(location), Some(ty), _) => self.t.globals.push((location, ty)),
+                        (Some(location), Some(ty), _) => {
+                            self.t.globals.push((location, ty, a.name))
+                        }
                         (Some(location), None, Some(spec)) => self.defined.push((location, spec)),
                         _ => {}
                     }

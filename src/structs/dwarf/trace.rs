@@ -283,7 +283,7 @@ impl<'a> Builder<'a, '_> {
         if ctx.globals.is_none() {
             let globals = std::mem::take(&mut self.t.globals);
             let mut list = Vec::new();
-            for (location, ty) in &globals {
+            for (location, ty, _) in &globals {
                 let Some(Loc::Addr(start)) = self.location_at(*location, 0) else {
                     continue;
                 };
