@@ -112,7 +112,13 @@ pub fn run(
     if let Some(status) = options
         .planned
         .as_ref()
-        .and_then(|p| unmakeable(&p.variants, &sources))
+        .and_then(|p| {
+            unmakeable(
+                &p.variants,
+                &sources,
+                options.sources.contains(&Source::Heap),
+            )
+        })
     {
         report.status = status;
         report.timing.total_s = started.elapsed().as_secs_f64();
