@@ -737,9 +737,15 @@ fn a_shard_moves_the_heap_as_the_local_run_of_the_same_seed_does() {
     let src = fixture("layout", "heap_offset.c");
     let args: Vec<String> = [
         "--build".to_string(),
-        format!("A=cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}", src.display()),
+        format!(
+            "A=cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}",
+            src.display()
+        ),
         "--build".to_string(),
-        format!("B=cc -O1 {{cflags}} {{ldflags}} {} -o {{out}}", src.display()),
+        format!(
+            "B=cc -O1 {{cflags}} {{ldflags}} {} -o {{out}}",
+            src.display()
+        ),
         "--sources".into(),
         "heap".into(),
         "--metric".into(),
