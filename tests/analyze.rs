@@ -605,12 +605,13 @@ fn malformed_inputs_exit_1_with_one_line_naming_the_file_and_place() {
     write(
         d,
         "runs.json",
-        r#"{"schema": "ghostbench.compare", "commands": [], "runs": []}"#,
+        r#"{"schema": "ghostbench.compare", "schema_version": 1, "commands": [], "runs": []}"#,
     );
+    // Read through its type (`doc::Compare`): the moved key is named.
     fails(
         d,
         &["runs.json"],
-        "runs.json: `commands`: 0 entries, a compare report has 2",
+        "runs.json: ghostbench.compare schema_version 1: missing field `settings`",
     );
     write(d, "text.json", "name,value\n");
     fails(

@@ -3,8 +3,11 @@
 //! a shard's result file (complete, or failed with its cause), the merge of
 //! 4 shards against the same plan run in one process, a merge across two CPU
 //! models whose effects differ, and the one-line messages for missing,
-//! failed, duplicate and foreign shards. The shards run here one after the
-//! other; the Slurm version is tests/slurm.rs.
+//! failed, duplicate and foreign shards, and a plan's shards moving the heap
+//! (the `heap` source's shim) exactly as the local run of the same seeds
+//! (tests/fixtures/layout/heap_offset.c prints where an allocation lands).
+//! The shards run here one after the other; the Slurm version is
+//! tests/slurm.rs.
 //!
 //! The fixture is tests/fixtures/layout/placed.c: real builds and real
 //! layouts, but the metric is a modelled cost that depends on where the
@@ -15,7 +18,7 @@
 //! measured-time version of the same flow is benches/scale_out.sh. Plans are
 //! 2 builds × 8 or 16 layouts × 2–5 rounds.
 //!
-//! The file is over 600 lines because its eight scenarios share one set of
+//! The file is over 600 lines because most of its nine scenarios share one set of
 //! shard results made once (`layout_only_shards`) and the plan helpers; split
 //! across binaries they would each build and run the shards again.
 
@@ -686,4 +689,130 @@ fn an_interrupted_shard_writes_a_failed_result() {
     assert_eq!(result["status"], "failed");
     assert_eq!(result["cause"], "interrupted");
     assert!(!result["report"]["runs"].as_array().unwrap().is_empty());
+}
+
+/// The `offset` each measured run of heap_offset.c printed, by (build side,
+/// seed), in a layout document's `runs`.
+fn heap_offsets(report: &Value) -> Vec<(u64, u64, u64)> {
+    let mut offsets: Vec<(u64, u64, u64)> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["warmup"] == false)
+        .map(|r| {
+            let value = r["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"] == "offset")
+                .unwrap_or_else(|| panic!("no offset in {r}"));
+            (
+                r["side"].as_u64().unwrap(),
+                r["seed"].as_u64().unwrap(),
+                value["value"].as_f64().unwrap() as u64,
+            )
+        })
+        .collect();
+    offsets.sort_unstable();
+    offsets
+}
+
+/// The heap shift each variant of a layout document recorded, by seed.
+fn heap_shifts(report: &Value) -> Vec<(u64, Value)> {
+    report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["seed"].as_u64().unwrap(), v["heap"].clone()))
+        .collect()
+}
+
+#[test]
+fn a_shard_moves_the_heap_as_the_local_run_of_the_same_seed_does() {
+    if !require_tool("cc") {
+        return;
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixture("layout", "heap_offset.c");
+    let args: Vec<String> = [
+        "--build".to_string(),
+        format!(
+            "A=cc -O2 {{cflags}} {{ldflags}} {} -o {{out}}",
+            src.display()
+        ),
+        "--build".to_string(),
+        format!(
+            "B=cc -O1 {{cflags}} {{ldflags}} {} -o {{out}}",
+            src.display()
+        ),
+        "--sources".into(),
+        "heap".into(),
+        "--metric".into(),
+        r"regex:(?m)^(?P<name>offset) (?P<value>\d+)$".into(),
+        "--layouts".into(),
+        "6".into(),
+        "--rounds".into(),
+        "1".into(),
+        "--warmup".into(),
+        "0".into(),
+        "--quiet".into(),
+        "--color".into(),
+        "never".into(),
+    ]
+    .into();
+    let local_json = dir.path().join("local.json");
+    ghostbench(dir.path())
+        .arg("layout")
+        .args(&args)
+        .arg("--json")
+        .arg(&local_json)
+        .assert()
+        .success();
+    let local = read_json(&local_json);
+    ghostbench(dir.path())
+        .arg("layout")
+        .args(&args)
+        .args(["--shards", "3", "--plan-only", "P"])
+        .assert()
+        .success();
+    let plan_path = dir.path().join("P/plan.json");
+    let plan = read_json(&plan_path);
+    assert!(
+        plan["sources"].as_array().unwrap().contains(&"heap".into()),
+        "the plan does not carry the heap source: {}",
+        plan["sources"]
+    );
+    let mut sharded = Vec::new();
+    let mut shifts = Vec::new();
+    for k in 1..=3 {
+        let out = ghostbench(dir.path())
+            .arg("layout")
+            .arg("--plan")
+            .arg(&plan_path)
+            .args(["--shard", &format!("{k}/3"), "--quiet", "--color", "never"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "shard {k}: {out:?}");
+        let result = read_json(&dir.path().join(format!("P/results/shard-{k}.json")));
+        let report = &result["report"];
+        let heap = report["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["source"] == "heap")
+            .unwrap_or_else(|| panic!("shard {k}: no heap source"));
+        assert_eq!(heap["active"], true, "shard {k}: {heap}");
+        sharded.extend(heap_offsets(report));
+        shifts.extend(heap_shifts(report));
+    }
+    sharded.sort_unstable();
+    shifts.sort_by_key(|(seed, _)| *seed);
+    let offsets = heap_offsets(&local);
+    assert_eq!(offsets.len(), 12, "{offsets:?}");
+    // The heap moved: without the shim every run prints one offset.
+    let distinct: std::collections::BTreeSet<u64> = offsets.iter().map(|o| o.2).collect();
+    assert!(distinct.len() >= 3, "the heap did not move: {offsets:?}");
+    assert_eq!(sharded, offsets, "shards vs the local run");
+    assert_eq!(shifts, heap_shifts(&local), "recorded heap shifts");
 }

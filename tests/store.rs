@@ -282,6 +282,13 @@ fn three_results_are_listed_and_shown_as_written(dir: &Path, store: &str) {
         );
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert_eq!(read_json(&shown), read_json(original), "result {id}");
+        // Byte for byte as stored: the store keeps the document as compact
+        // JSON text, and `show` writes that text, not a reading of it.
+        assert_eq!(
+            std::fs::read_to_string(&shown).unwrap(),
+            serde_json::to_string(&read_json(original)).unwrap(),
+            "result {id}"
+        );
         // The other formats re-render it.
         assert!(text(&out.stdout).contains(&format!("result #{id}")));
         // Headed by the verb that made it, not as an `analyze` of a file.

@@ -6,7 +6,7 @@
 
 use super::input::{self, Loaded};
 use super::{compared, ghost, layouts, shards, AnalyzeOptions, AnalyzeReport};
-use crate::doc::Schema;
+use crate::doc::{Document, Schema};
 use anyhow::{bail, Result};
 
 /// Read `options.files` and analyze them as one data set, or re-analyze one
@@ -22,7 +22,7 @@ pub fn run(options: &AnalyzeOptions) -> Result<AnalyzeReport> {
     for path in files {
         match input::read(path)? {
             Loaded::Rows(set) => sets.push(set),
-            Loaded::Ghost { schema, doc } => {
+            Loaded::Ghost { doc, .. } => {
                 if files.len() > 1 {
                     bail!(
                         "{}: a ghostbench report is re-analyzed on its own; give it as the only file",
@@ -30,10 +30,18 @@ pub fn run(options: &AnalyzeOptions) -> Result<AnalyzeReport> {
                     );
                 }
                 let file = path.display().to_string();
-                return if schema == Schema::Layout.name() {
-                    ghost::layout(&doc, &file, options).map(|r| AnalyzeReport::Layout(Box::new(r)))
-                } else {
-                    ghost::compare(&doc, &file, options).map(|r| AnalyzeReport::Compare(vec![r]))
+                return match ghost::read(&doc, &file)? {
+                    Document::Layout(d) => ghost::layout(&d, &file, options)
+                        .map(|r| AnalyzeReport::Layout(Box::new(r))),
+                    Document::Compare(d) => {
+                        ghost::compare(&d, &file, options).map(|r| AnalyzeReport::Compare(vec![r]))
+                    }
+                    Document::Baseline(_) => bail!(
+                        "{file}: a {} document; analyze reads {} and {}",
+                        Schema::Baseline,
+                        Schema::Compare,
+                        Schema::Layout
+                    ),
                 };
             }
         }

@@ -13,58 +13,74 @@
 //!   re-analysis keeps that share, so with the original options it
 //!   reproduces the original matrix.
 //!
-//! Options not given keep the report's own settings, read through
-//! `doc::CompareSettings`/`doc::LayoutSettings`.
+//! The report is read whole through its type (`doc::Compare`,
+//! `doc::Layout`; an older version through `doc::migrate`), so a moved key is
+//! a `doc::Error` naming the field. Options not given keep the report's own
+//! settings (`doc::CompareSettings`/`doc::LayoutSettings`) and each metric's
+//! stored direction (`doc::Metric`/`doc::Row`).
 
 use super::layouts::{layout_from_runs, metric_names};
-use super::rows::{check, unknown_environment};
+use super::rows::check;
 use super::{AnalyzeOptions, Analyzed, Interval, Note, Reanalysis, DEFAULT_ALPHA, DEFAULT_MARGIN};
 use crate::compare::analysis;
 use crate::compare::{self, CompareOptions, CompareReport, CounterReport, MetricInput, Order};
 use crate::doc::{
-    CompareSettings, Directions, Imported, IntervalKind, LayoutSettings, Schema, Source,
+    self, CompareSettings, Directions, Document, Imported, IntervalKind, LayoutSettings, Schema,
+    Source,
 };
 use crate::layout::{self, BuildSpec, LayoutOptions, LayoutReport, LayoutRun};
 use crate::run::command::CommandSpec;
-use crate::run::environment::Environment;
 use crate::run::metric::{HigherIsBetter, MetricSpec, Unit};
-use crate::run::RunRecord;
+use crate::run::{RunRecord, Status};
 use crate::stats::hierarchical::Estimator;
 use crate::stats::sequential::{evaluate, Look, Sequential, StoppingRule};
 use anyhow::{bail, Context, Result};
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
 
-/// A required field, deserialised, or a one-line error naming it.
-fn field<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<T> {
-    let value = doc
-        .get(name)
-        .with_context(|| format!("{file}: missing field `{name}`"))?;
-    serde_json::from_value(value.clone()).map_err(|e| anyhow::anyhow!("{file}: `{name}`: {e}"))
+/// A ghostbench document read through its type, or a one-line error naming
+/// the file and the field (`doc::Error`).
+pub fn read(doc: &Value, file: &str) -> Result<Document> {
+    Document::read(doc).map_err(|e| anyhow::anyhow!("{file}: {e}"))
 }
 
-/// An optional field: `None` when absent or null.
-fn optional<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<Option<T>> {
-    match doc.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(_) => field(doc, file, name).map(Some),
-    }
+/// The stored status with compare's own states; another verb's state is an
+/// error naming the field.
+fn compare_status(status: &Status<doc::State>, file: &str) -> Result<compare::Status> {
+    use compare::State as C;
+    let state = match status.state {
+        doc::State::Decided => C::Decided,
+        doc::State::BudgetExhausted => C::BudgetExhausted,
+        doc::State::Failed => C::Failed,
+        doc::State::Interrupted => C::Interrupted,
+        doc::State::Imported => C::Imported,
+        other => bail!("{file}: status.state: {other:?} is not a compare state"),
+    };
+    Ok(Status {
+        state,
+        message: status.message.clone(),
+        last_output: status.last_output.clone(),
+    })
 }
 
-/// Every element of the array `name`, with its index in the error.
-fn elements<T: DeserializeOwned>(doc: &Value, file: &str, name: &str) -> Result<Vec<T>> {
-    let list = doc
-        .get(name)
-        .and_then(Value::as_array)
-        .with_context(|| format!("{file}: `{name}`: missing or not an array"))?;
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            serde_json::from_value(v.clone())
-                .map_err(|e| anyhow::anyhow!("{file}: {name}[{i}]: {e}"))
-        })
-        .collect()
+/// As [`compare_status`], with layout's states.
+fn layout_status(status: &Status<doc::State>, file: &str) -> Result<layout::Status> {
+    use layout::State as L;
+    let state = match status.state {
+        doc::State::Finished => L::Finished,
+        doc::State::BudgetExhausted => L::BudgetExhausted,
+        doc::State::BuildFailed => L::BuildFailed,
+        doc::State::RunFailed => L::RunFailed,
+        doc::State::Interrupted => L::Interrupted,
+        doc::State::Imported => L::Imported,
+        other => bail!("{file}: status.state: {other:?} is not a layout state"),
+    };
+    Ok(Status {
+        state,
+        message: status.message.clone(),
+        last_output: status.last_output.clone(),
+    })
 }
 
 /// A number the report's settings must hold.
@@ -72,38 +88,25 @@ fn number(value: Option<f64>, file: &str, name: &str) -> Result<f64> {
     value.with_context(|| format!("{file}: settings.{name}: missing or not a number"))
 }
 
-/// The directions a report stored: per metric in `rows` (compare's
-/// `metrics[]` by `name`, layout's `matrix[]` by `metric`; `direction`, or
-/// the older per-metric `higher_is_better`), as the flag naming the metrics
-/// it held higher-is-better; without them, its `settings.higher_is_better`
-/// (`setting`). Also the names it held higher, to tell whether a re-analysis
-/// changed any.
-fn stored_directions(
-    doc: &Value,
-    rows: &str,
-    key: &str,
+/// The directions a report stored: per metric (`rows`, each a name and its
+/// `direction`, or the older per-metric `higher_is_better`), as the flag
+/// naming the metrics it held higher-is-better; without them, its
+/// `settings.higher_is_better` (`setting`). Also the names it held higher,
+/// to tell whether a re-analysis changed any.
+fn stored_directions<'a>(
+    rows: impl Iterator<Item = (&'a str, Option<bool>)>,
     setting: &Directions,
 ) -> (HigherIsBetter, Vec<String>) {
-    let rows = doc.get(rows).and_then(Value::as_array);
-    let per_metric: Vec<(String, bool)> = rows
-        .into_iter()
-        .flatten()
-        .filter_map(|row| {
-            let name = row.get(key)?.as_str()?.to_string();
-            let higher = match row.get("direction").and_then(Value::as_str) {
-                Some(d) => d == "higher",
-                None => row.get("higher_is_better")?.as_bool()?,
-            };
-            Some((name, higher))
-        })
+    let per_metric: Vec<(&str, bool)> = rows
+        .filter_map(|(name, higher)| Some((name, higher?)))
         .collect();
     if per_metric.is_empty() {
         return (setting.flag(), Vec::new());
     }
     let mut higher: Vec<String> = Vec::new();
     for (name, h) in per_metric {
-        if h && !higher.contains(&name) {
-            higher.push(name);
+        if h && !higher.iter().any(|n| n == name) {
+            higher.push(name.to_string());
         }
     }
     let flag = if higher.is_empty() {
@@ -121,44 +124,38 @@ fn directions_changed(now: &HigherIsBetter, names: &[(String, Unit)], stored: &[
         .any(|(n, u)| now.direction(n, *u).higher_is_better() != stored.contains(n))
 }
 
-fn environment(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Environment> {
-    Ok(optional(doc, file, "environment")?
-        .unwrap_or_else(|| unknown_environment(&options.command_line)))
-}
-
 /// Re-analyze a `compare --json`.
 pub fn compare(
-    doc: &Value,
+    doc: &doc::Compare,
     file: &str,
     options: &AnalyzeOptions,
 ) -> Result<Analyzed<CompareReport>> {
-    let commands: Vec<CommandSpec> = elements(doc, file, "commands")?;
+    let commands: Vec<CommandSpec> = doc.commands.clone();
     let [a, b] = <[CommandSpec; 2]>::try_from(commands).map_err(|c| {
         anyhow::anyhow!(
             "{file}: `commands`: {} entries, a compare report has 2",
             c.len()
         )
     })?;
-    let runs: Vec<RunRecord> = elements(doc, file, "runs")?;
+    let runs: Vec<RunRecord> = doc.runs.clone();
     if let Some((i, r)) = runs.iter().enumerate().find(|(_, r)| r.build > 1) {
         bail!("{file}: runs[{i}].side: {} (0 = A, 1 = B)", r.build);
     }
-    let settings: CompareSettings = field(doc, file, "settings")?;
+    let settings: &CompareSettings = &doc.settings;
     let old_margin = number(settings.margin, file, "margin")?;
     let old_alpha = number(settings.alpha, file, "alpha")?;
-    let (old_hib, stored_higher) =
-        stored_directions(doc, "metrics", "name", &settings.higher_is_better);
+    let (old_hib, stored_higher) = stored_directions(
+        doc.metrics.iter().map(|m| (m.name.as_str(), m.higher())),
+        &settings.higher_is_better,
+    );
     let margin = options.margin.unwrap_or(old_margin);
     let alpha = options.alpha.unwrap_or(old_alpha);
     check(margin, alpha).with_context(|| format!("{file}: settings"))?;
     let hib = options.higher_is_better.or(&old_hib);
     let min_runs = settings.min_runs.unwrap_or(5) as usize;
-    let imported: Option<Imported> = optional(doc, file, "analyze")?;
-    let spawn_overhead: Option<f64> = optional(doc, file, "spawn_overhead_s")?;
-    let corrected = doc
-        .get("spawn_correction_applied")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let imported: Option<Imported> = doc.analyze.clone();
+    let spawn_overhead: Option<f64> = doc.spawn_overhead_s;
+    let corrected = doc.spawn_correction_applied;
     let correction = spawn_overhead.filter(|_| corrected).unwrap_or(0.0);
 
     let names = metric_names(runs.iter());
@@ -227,12 +224,7 @@ pub fn compare(
             Interval::Fixed
         }),
     })];
-    notes.extend(
-        optional::<Vec<String>>(doc, file, "notes")?
-            .unwrap_or_default()
-            .into_iter()
-            .map(Note::Carried),
-    );
+    notes.extend(doc.notes.iter().cloned().map(Note::Carried));
     let shell = a.shell;
     let hook = |name: &str, text: &Option<String>| {
         text.as_deref()
@@ -279,24 +271,27 @@ pub fn compare(
         schema_version: compare::SCHEMA_VERSION,
         commands: commands.to_vec(),
         settings: options_out,
-        status: field(doc, file, "status")?,
-        stopped_by: match doc.get("stopped_by").and_then(Value::as_str) {
-            Some("max_runs") => Some(compare::Limit::MaxRuns),
-            Some("max_time") => Some(compare::Limit::MaxTime),
-            _ => None,
-        },
-        environment: environment(doc, file, options)?,
+        status: compare_status(&doc.status, file)?,
+        stopped_by: doc.stopped_by.map(|limit| match limit {
+            doc::Limit::MaxRuns => compare::Limit::MaxRuns,
+            doc::Limit::MaxTime => compare::Limit::MaxTime,
+        }),
+        environment: doc.environment.clone(),
         spawn_overhead_s: spawn_overhead,
         spawn_correction_applied: corrected,
         metrics,
-        counters: optional(doc, file, "counters")?.unwrap_or(CounterReport {
-            requested: false,
-            unavailable: None,
-            rows: Vec::new(),
-        }),
+        counters: match &doc.counters {
+            Some(counters) if !counters.is_null() => CounterReport::deserialize(counters)
+                .map_err(|e| anyhow::anyhow!("{file}: `counters`: {e}"))?,
+            _ => CounterReport {
+                requested: false,
+                unavailable: None,
+                rows: Vec::new(),
+            },
+        },
         simulation: None,
         notes: Vec::new(),
-        elapsed_s: doc.get("elapsed_s").and_then(Value::as_f64).unwrap_or(0.0),
+        elapsed_s: doc.elapsed_s,
         runs,
         analyze: Some(match imported {
             Some(before) => Imported {
@@ -367,15 +362,26 @@ fn replay(
 }
 
 /// Re-analyze a `layout --json`.
-pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analyzed<LayoutReport>> {
-    let builds: Vec<BuildSpec> = elements(doc, file, "builds")?;
+pub fn layout(
+    doc: &doc::Layout,
+    file: &str,
+    options: &AnalyzeOptions,
+) -> Result<Analyzed<LayoutReport>> {
+    let builds: Vec<BuildSpec> = doc
+        .builds
+        .iter()
+        .map(|b| BuildSpec {
+            name: b.name.clone(),
+            template: b.template.clone(),
+        })
+        .collect();
     if builds.len() < 2 {
         bail!(
             "{file}: `builds`: {} entries, a layout report has at least 2",
             builds.len()
         );
     }
-    let runs: Vec<LayoutRun> = elements(doc, file, "runs")?;
+    let runs: Vec<LayoutRun> = doc.runs.clone();
     if let Some((i, r)) = runs
         .iter()
         .enumerate()
@@ -387,15 +393,17 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
             builds.len()
         );
     }
-    let seeds: Vec<u64> = field(doc, file, "used_seeds")?;
-    let settings: LayoutSettings = field(doc, file, "settings")?;
+    let seeds: Vec<u64> = doc.used_seeds.clone();
+    let settings: &LayoutSettings = &doc.settings;
     let old_margin = settings.margin.unwrap_or(DEFAULT_MARGIN);
     let old_alpha = settings.alpha.unwrap_or(DEFAULT_ALPHA);
     let margin = options.margin.unwrap_or(old_margin);
     let alpha = options.alpha.unwrap_or(old_alpha);
     check(margin, alpha).with_context(|| format!("{file}: settings"))?;
-    let (old_hib, stored_higher) =
-        stored_directions(doc, "matrix", "metric", &settings.higher_is_better);
+    let (old_hib, stored_higher) = stored_directions(
+        doc.matrix.iter().map(|r| (r.metric.as_str(), r.higher())),
+        &settings.higher_is_better,
+    );
     let hib = options.higher_is_better.or(&old_hib);
     let old_estimator = match settings.estimator.as_deref() {
         Some("min") => Estimator::Min,
@@ -442,8 +450,7 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
     if share < 1.0 {
         notes.push(Note::AlphaShare { share });
     }
-    let imported: Option<Imported> = optional(doc, file, "analyze")?;
-    let imported = match imported {
+    let imported = match doc.analyze.clone() {
         Some(before) => Imported {
             files: vec![file.to_string()],
             ..before
@@ -463,8 +470,8 @@ pub fn layout(doc: &Value, file: &str, options: &AnalyzeOptions) -> Result<Analy
         seeds,
         runs,
         alpha * share,
-        environment(doc, file, options)?,
-        field(doc, file, "status")?,
+        doc.environment.clone(),
+        layout_status(&doc.status, file)?,
         notes,
         imported,
     ))

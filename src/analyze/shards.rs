@@ -324,22 +324,24 @@ fn merged_shard(file: &str, result: &ShardResult, used: bool) -> MergedShard {
     }
 }
 
+/// What the merge reads of a shard's layout report, through its type: a
+/// moved key is an error naming the field.
+#[derive(serde::Deserialize)]
+struct ShardReport {
+    runs: Vec<LayoutRun>,
+    used_seeds: Vec<u64>,
+    #[serde(default)]
+    environment: Option<Environment>,
+}
+
 /// The runs, the seeds that built for every build, and the environment of a
 /// shard's layout report.
 fn parse_report(result: &ShardResult) -> Result<(Vec<LayoutRun>, Vec<u64>, Option<Environment>)> {
-    let doc = &result.report;
-    let runs: Vec<LayoutRun> = serde_json::from_value(
-        doc.get("runs")
-            .cloned()
-            .context("its report has no `runs`")?,
-    )
-    .context("its report's `runs`")?;
-    let seeds: Vec<u64> = serde_json::from_value(
-        doc.get("used_seeds")
-            .cloned()
-            .context("its report has no `used_seeds`")?,
-    )
-    .context("its report's `used_seeds`")?;
+    let ShardReport {
+        runs,
+        used_seeds: seeds,
+        environment,
+    } = <ShardReport as serde::Deserialize>::deserialize(&result.report).context("its report")?;
     if seeds != result.seeds {
         anyhow::bail!(
             "variants {:?} of {:?} built for every build",
@@ -347,9 +349,6 @@ fn parse_report(result: &ShardResult) -> Result<(Vec<LayoutRun>, Vec<u64>, Optio
             result.seeds
         );
     }
-    let environment = doc
-        .get("environment")
-        .and_then(|e| serde_json::from_value(e.clone()).ok());
     Ok((runs, seeds, environment))
 }
 

@@ -4,7 +4,7 @@
 //! `history --html FILE`, the trend page of one metric.
 
 use super::finish::{write, Render};
-use super::output::{errln, json, Format, OutputArgs, ReportFiles};
+use super::output::{errln, Format, OutputArgs, ReportFiles};
 use super::store::StoreArgs;
 use crate::analyze::render::{self, Reports};
 use crate::analyze::{ghost, AnalyzeOptions, AnalyzeReport};
@@ -142,7 +142,7 @@ fn import(args: ImportArgs) -> Result<i32> {
         })?;
         // Stored only what `history show` can read back, by its own reader.
         if !matches!(stored, Stored::One(Document::Baseline(_))) {
-            readable(&stored, &doc, &path.display().to_string()).with_context(|| {
+            readable(&stored, &path.display().to_string()).with_context(|| {
                 format!(
                     "{}: not a report history show can read (nothing stored)",
                     path.display()
@@ -198,12 +198,12 @@ fn show(args: ShowArgs) -> Result<i32> {
     let label = format!("result #{}", args.id);
     let output = &args.output;
     if let Stored::One(Document::Baseline(baseline)) = &stored {
-        let text = words::baseline(baseline);
-        super::output::print_terminal(&text, false);
+        let words = words::baseline(baseline);
+        super::output::print_terminal(&words, false);
         let files = Shown {
-            doc: &doc,
+            stored: &text,
             label: &label,
-            reports: Ok(Rerendered::Text(text)),
+            reports: Ok(Rerendered::Text(words)),
         };
         write("history show", FORMATS, output.files(), &files)?;
         return Ok(super::exit::OK);
@@ -218,7 +218,7 @@ fn show(args: ShowArgs) -> Result<i32> {
             super::output::print_terminal(&format!("{label} ({verb}): {why}\n"), false);
             Err(why)
         }
-        None => match rerender(&stored, &doc, &label) {
+        None => match rerender(&stored, &label) {
             Ok(reports) => Ok(reports.from_store(args.id)),
             Err(error) => {
                 super::output::print_terminal(
@@ -233,7 +233,7 @@ fn show(args: ShowArgs) -> Result<i32> {
         super::output::print_terminal(&reports.terminal(output.color()), output.color());
     }
     let files = Shown {
-        doc: &doc,
+        stored: &text,
         label: &label,
         reports: reports.map(Rerendered::Reports),
     };
@@ -247,10 +247,11 @@ enum Rerendered {
     Reports(Reports),
 }
 
-/// `history show`'s report files: the document as it was written (not a
-/// re-analysis), and the other formats re-rendered, or why they cannot be.
+/// `history show`'s report files: the document byte for byte as the store
+/// keeps it (not a re-analysis, nor the typed reading written back), and the
+/// other formats re-rendered, or why they cannot be.
 struct Shown<'a> {
-    doc: &'a Value,
+    stored: &'a str,
     label: &'a str,
     reports: std::result::Result<Rerendered, String>,
 }
@@ -266,7 +267,7 @@ impl Shown<'_> {
 
 impl Render for Shown<'_> {
     fn json(&self) -> Result<String> {
-        json(self.doc)
+        Ok(self.stored.to_string())
     }
     fn markdown(&self) -> Option<Result<String>> {
         Some(self.rerendered("--markdown", |r| match r {
@@ -288,11 +289,11 @@ impl Render for Shown<'_> {
 /// Whether `history show` can read a document: it re-renders, or it is a
 /// run that stopped (failed or interrupted), whose status `show` prints, or
 /// a result stored without its runs, whose document `show` writes.
-fn readable(stored: &Stored, doc: &Value, label: &str) -> Result<()> {
+fn readable(stored: &Stored, label: &str) -> Result<()> {
     if stored.runs_left_out().is_some() {
         return Ok(());
     }
-    match rerender(stored, doc, label) {
+    match rerender(stored, label) {
         Ok(_) => Ok(()),
         Err(_) if stored.status().state.stopped() => Ok(()),
         Err(error) => Err(error),
@@ -304,23 +305,25 @@ pub const FORMATS: &[Format] = &[Format::Json, Format::Markdown, Format::Html];
 
 /// A stored compare or layout document (or `analyze`'s array of compare
 /// documents) as reports, through `analyze` with the document's own settings.
-fn rerender(stored: &Stored, doc: &Value, label: &str) -> Result<Reports> {
+fn rerender(stored: &Stored, label: &str) -> Result<Reports> {
     let options = AnalyzeOptions::default();
-    let report = match (stored, doc) {
-        (Stored::Many(_), Value::Array(items)) => {
+    let report = match stored {
+        Stored::Many(items) => {
             let mut reports = Vec::new();
             for item in items {
                 reports.push(ghost::compare(item, label, &options)?);
             }
             AnalyzeReport::Compare(reports)
         }
-        (Stored::One(Document::Layout(_)), one) => {
+        Stored::One(Document::Layout(one)) => {
             AnalyzeReport::Layout(Box::new(ghost::layout(one, label, &options)?))
         }
-        (Stored::One(Document::Compare(_)), one) => {
+        Stored::One(Document::Compare(one)) => {
             AnalyzeReport::Compare(vec![ghost::compare(one, label, &options)?])
         }
-        (_, _) => bail!("{label}: a baseline measurement has no report to re-render"),
+        Stored::One(Document::Baseline(_)) => {
+            bail!("{label}: a baseline measurement has no report to re-render")
+        }
     };
     Ok(render::reports(report))
 }

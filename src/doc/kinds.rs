@@ -4,6 +4,7 @@
 
 use super::field::required;
 use super::imported::Imported;
+use super::settings::{CompareSettings, LayoutSettings};
 use crate::run::command::CommandSpec;
 use crate::run::environment::Environment;
 use crate::run::{RunRecord, Status};
@@ -63,11 +64,27 @@ pub struct Compare {
     pub schema_version: u32,
     /// A and B.
     pub commands: Vec<CommandSpec>,
-    /// The options that shaped the result, kept whole (the store keeps the text).
-    pub settings: Value,
+    /// The options that shaped the result.
+    pub settings: CompareSettings,
     pub status: Status<State>,
+    /// Which limit stopped the runs, if one did.
+    #[serde(default)]
+    pub stopped_by: Option<Limit>,
     pub environment: Environment,
+    /// The measured cost of starting a process, when measured.
+    #[serde(default)]
+    pub spawn_overhead_s: Option<f64>,
+    #[serde(default)]
+    pub spawn_correction_applied: bool,
     pub metrics: Vec<Metric>,
+    /// The hardware-counter section, read whole by `analyze` into compare's
+    /// own type (no reader here looks inside it).
+    #[serde(default)]
+    pub counters: Option<Value>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub elapsed_s: f64,
     pub runs: Vec<RunRecord>,
     #[serde(default)]
     pub analyze: Option<Imported>,
@@ -77,10 +94,37 @@ pub struct Compare {
     pub runs_left_out: Option<u64>,
 }
 
+/// The limit that stopped a compare before its verdicts were decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    MaxRuns,
+    MaxTime,
+}
+
+/// Which way is better on a metric (`direction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Lower,
+    Higher,
+}
+
+/// A row's stored direction: `direction`, or the older per-metric
+/// `higher_is_better` when only that is there; `None` when neither is.
+fn higher(direction: Option<Direction>, older: Option<bool>) -> Option<bool> {
+    direction.map(|d| d == Direction::Higher).or(older)
+}
+
 /// One metric of a compare document.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Metric {
     pub name: String,
+    #[serde(default)]
+    pub direction: Option<Direction>,
+    /// `direction` = `higher`, kept for older readers (and read from older writers).
+    #[serde(default)]
+    pub higher_is_better: Option<bool>,
     pub verdict: Verdict,
     #[serde(deserialize_with = "required")]
     pub ratio: Option<f64>,
@@ -90,15 +134,24 @@ pub struct Metric {
     pub ci_high: Option<f64>,
 }
 
+impl Metric {
+    /// Whether the report held higher better on this metric, if it says.
+    pub fn higher(&self) -> Option<bool> {
+        higher(self.direction, self.higher_is_better)
+    }
+}
+
 /// A `ghostbench.layout` document, as read back.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Layout {
     pub schema_version: u32,
     /// The builds; the first is the baseline.
     pub builds: Vec<Build>,
-    pub settings: Value,
+    pub settings: LayoutSettings,
     pub status: Status<State>,
     pub environment: Environment,
+    /// The seeds of the layouts measured, in order.
+    pub used_seeds: Vec<u64>,
     pub matrix: Vec<Row>,
     pub runs: Vec<LayoutRun>,
     #[serde(default)]
@@ -130,9 +183,20 @@ pub struct LayoutRun {
 pub struct Row {
     pub build: String,
     pub metric: String,
+    #[serde(default)]
+    pub direction: Option<Direction>,
+    #[serde(default)]
+    pub higher_is_better: Option<bool>,
     /// None for the baseline.
     #[serde(deserialize_with = "required")]
     pub comparison: Option<Comparison>,
+}
+
+impl Row {
+    /// As [`Metric::higher`].
+    pub fn higher(&self) -> Option<bool> {
+        higher(self.direction, self.higher_is_better)
+    }
 }
 
 /// A build against the baseline on one metric, across layouts.
@@ -189,7 +253,7 @@ pub struct Baseline {
     pub schema_version: u32,
     /// The one command.
     pub commands: Vec<CommandSpec>,
-    pub settings: Value,
+    pub settings: CompareSettings,
     pub status: Status<State>,
     pub environment: Environment,
     pub elapsed_s: f64,

@@ -21,8 +21,8 @@ pub mod stored;
 
 pub use imported::{FileFormat, Imported, IntervalKind, Source};
 pub use kinds::{
-    Baseline, Build, Compare, Comparison, Fragile, Fragility, Layout, LayoutRun, Metric, Ratio,
-    Row, State,
+    Baseline, Build, Compare, Comparison, Direction, Fragile, Fragility, Layout, LayoutRun, Limit,
+    Metric, Ratio, Row, State,
 };
 pub use schema::{Error, Schema};
 pub use settings::{CompareSettings, Directions, LayoutSettings};

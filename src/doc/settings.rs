@@ -1,21 +1,25 @@
-//! The `settings` of compare's and layout's documents, typed for what their
-//! readers need: `analyze` re-runs an analysis with the options a report was
-//! made with. Every field is optional (an older or imported document may lack
+//! The `settings` of compare's, baseline's and layout's documents, typed:
+//! `analyze` re-runs an analysis with the options a report was made with, and
+//! the store keeps them (written back through these types, the writer's own
+//! text). Every field is optional (an older or imported document may lack
 //! it, and the reader keeps its default), but a field of the wrong type is an
 //! error naming it, never a silent default.
 
 use crate::run::metric::HigherIsBetter;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-/// `settings` of a `ghostbench.compare` document (docs/json-schema.md).
-#[derive(Debug, Clone, Default, Deserialize)]
+/// `settings` of a `ghostbench.compare` (and `ghostbench.baseline`)
+/// document (docs/json-schema.md), every field the writer writes, in its
+/// order: written back ([`Serialize`]) it is the writer's `settings` text,
+/// which the store keeps in its `settings` column.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompareSettings {
-    pub margin: Option<f64>,
-    pub alpha: Option<f64>,
-    #[serde(default)]
-    pub higher_is_better: Directions,
     /// The metric labels (`wall`, `name=regex:…`).
     pub metrics: Option<Vec<String>>,
+    #[serde(default)]
+    pub higher_is_better: Directions,
+    pub margin: Option<f64>,
+    pub alpha: Option<f64>,
     pub warmup: Option<u64>,
     pub min_runs: Option<u64>,
     pub max_runs: Option<u64>,
@@ -35,28 +39,36 @@ pub struct CompareSettings {
     pub seed: Option<u64>,
 }
 
-/// `settings` of a `ghostbench.layout` document (docs/json-schema.md).
-#[derive(Debug, Clone, Default, Deserialize)]
+/// `settings` of a `ghostbench.layout` document (docs/json-schema.md),
+/// every field the writer writes, in its order (as [`CompareSettings`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayoutSettings {
-    pub margin: Option<f64>,
-    pub alpha: Option<f64>,
+    pub run_template: Option<String>,
+    pub metrics: Option<Vec<String>>,
     #[serde(default)]
     pub higher_is_better: Directions,
-    /// `median` or `min`.
-    pub estimator: Option<String>,
-    /// The confidence of the last look's intervals (with `--layouts auto`, of
-    /// the share of α that look spent).
-    pub confidence: Option<f64>,
-    pub run_template: Option<String>,
+    /// Variants built, over all looks.
+    pub layouts: Option<u64>,
     pub max_layouts: Option<u64>,
     pub rounds: Option<u64>,
     pub warmup: Option<u64>,
+    pub jobs: Option<u64>,
+    /// `median`, `min` or `paired`.
+    pub estimator: Option<String>,
+    pub margin: Option<f64>,
+    pub alpha: Option<f64>,
+    /// The confidence of the last look's intervals (with `--layouts auto`, of
+    /// the share of α that look spent).
+    pub confidence: Option<f64>,
+    pub max_time_s: Option<f64>,
+    pub shell: Option<bool>,
     pub seed: Option<u64>,
+    pub work_dir: Option<String>,
 }
 
 /// `higher_is_better` as the writers spell it: `true` (every metric), a list
 /// of metric names, or `false`/`null`/absent (none).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Directions {
     Flag(bool),
@@ -121,5 +133,18 @@ mod tests {
             ),
             (Some("min"), None, Some(3))
         );
+    }
+
+    /// The settings text a compare and a layout of this ghostbench wrote
+    /// (`compare --min-runs 3 --max-runs 4 true true`; a layout's fields in
+    /// `layout::Settings`' order), read and written back: the same bytes.
+    #[test]
+    fn settings_written_back_are_the_writers_text() {
+        let compare = r#"{"metrics":["wall"],"higher_is_better":false,"margin":0.01,"alpha":0.05,"warmup":1,"min_runs":3,"max_runs":4,"max_time_s":60.0,"order":"abba","env_jitter":true,"spawn_correction":true,"pin":null,"prepare":null,"setup":null,"cleanup":null,"ignore_failure":false,"input":null,"timeout_s":null,"seed":1}"#;
+        let typed: CompareSettings = serde_json::from_str(compare).unwrap();
+        assert_eq!(serde_json::to_string(&typed).unwrap(), compare);
+        let layout = r#"{"run_template":"{bench}","metrics":["cost=regex:cost (\\d+)"],"higher_is_better":["ops"],"layouts":8,"max_layouts":null,"rounds":5,"warmup":1,"jobs":2,"estimator":"min","margin":0.01,"alpha":0.05,"confidence":0.975,"max_time_s":null,"shell":false,"seed":7,"work_dir":"/tmp/w"}"#;
+        let typed: LayoutSettings = serde_json::from_str(layout).unwrap();
+        assert_eq!(serde_json::to_string(&typed).unwrap(), layout);
     }
 }

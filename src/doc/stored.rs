@@ -122,12 +122,16 @@ impl Document {
         }
     }
 
-    pub fn settings(&self) -> &Value {
-        match self {
-            Document::Compare(d) => &d.settings,
-            Document::Layout(d) => &d.settings,
-            Document::Baseline(d) => &d.settings,
-        }
+    /// The `settings` as JSON text, written back through their type: for a
+    /// document this ghostbench wrote, the writer's own text.
+    pub fn settings_text(&self) -> String {
+        let text = match self {
+            Document::Compare(d) => serde_json::to_string(&d.settings),
+            Document::Layout(d) => serde_json::to_string(&d.settings),
+            Document::Baseline(d) => serde_json::to_string(&d.settings),
+        };
+        // Plain structs of numbers, strings and lists: nothing can fail.
+        text.unwrap_or_else(|_| "{}".into())
     }
 
     /// The `analyze` section, when `analyze` wrote the document.

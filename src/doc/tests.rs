@@ -47,7 +47,7 @@ fn layout_v2() -> Value {
         "builds": [{"name": "old", "template": "cc {out}"}, {"name": "new", "template": "cc -O3 {out}"}],
         "settings": {"layouts": 8, "max_layouts": null},
         "status": {"state": "finished", "message": null, "last_output": []},
-        "environment": environment(),
+        "environment": environment(), "used_seeds": [0, 3],
         "matrix": [
             {"build": "old", "metric": "wall", "comparison": null},
             {"build": "new", "metric": "wall", "comparison": {"verdict": "ARTIFACT",
@@ -292,6 +292,8 @@ fn every_field_a_reader_needs_is_in_docs_json_schema() {
         ("layout fragility", layout, fields::<Fragility>()),
         ("layout fragile layout", layout, fields::<Fragile>()),
         ("baseline", baseline, fields::<Baseline>()),
+        ("compare settings", compare, fields::<CompareSettings>()),
+        ("layout settings", layout, fields::<LayoutSettings>()),
     ];
     let word = |text: &str, name: &str| {
         text.match_indices(name).any(|(at, _)| {

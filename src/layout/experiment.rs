@@ -109,11 +109,13 @@ pub fn run(
     let mut heap_off: Option<String> = None;
     let active = |s: Source| sources.iter().any(|st| st.source == s && st.active);
     let mut report = fresh::new_report(options, &work_dir, sources.clone());
-    if let Some(status) = options
-        .planned
-        .as_ref()
-        .and_then(|p| unmakeable(&p.variants, &sources))
-    {
+    if let Some(status) = options.planned.as_ref().and_then(|p| {
+        unmakeable(
+            &p.variants,
+            &sources,
+            options.sources.contains(&Source::Heap),
+        )
+    }) {
         report.status = status;
         report.timing.total_s = started.elapsed().as_secs_f64();
         return Ok(report);

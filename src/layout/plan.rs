@@ -234,8 +234,13 @@ pub(super) fn shard_build_failure(
 }
 
 /// The status when this machine cannot make some planned variant: it needs
-/// a source (shift, shuffle) that is off here; `None` when all can be made.
-pub(super) fn unmakeable(variants: &[Variant], sources: &[SourceStatus]) -> Option<Status> {
+/// a source (shift, shuffle, or the heap shim when the plan carries `heap`)
+/// that is off here; `None` when all can be made.
+pub(super) fn unmakeable(
+    variants: &[Variant],
+    sources: &[SourceStatus],
+    heap: bool,
+) -> Option<Status> {
     let off = |s: Source| {
         sources
             .iter()
@@ -251,6 +256,11 @@ pub(super) fn unmakeable(variants: &[Variant], sources: &[SourceStatus]) -> Opti
         .or_else(|| {
             v.shuffle
                 .and_then(|_| off(Source::Shuffle).map(|why| (Source::Shuffle, why)))
+        })
+        .or_else(|| {
+            (heap && v.seed != 0)
+                .then(|| off(Source::Heap).map(|why| (Source::Heap, why)))
+                .flatten()
         });
         if let Some((source, why)) = missing {
             return Some(Status::new(

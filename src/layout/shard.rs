@@ -129,6 +129,10 @@ impl Plan {
             (wanted(Source::Shift), Source::Shift),
             (shuffle, Source::Shuffle),
             (true, Source::Env),
+            // The shim is compiled where each shard runs (`layout::heap`);
+            // its offsets are a function of the seed alone, so a shard moves
+            // the heap of a variant as a local run of the same seed does.
+            (wanted(Source::Heap), Source::Heap),
         ] {
             if on {
                 sources.push(source);

@@ -14,7 +14,8 @@ pub struct Record {
     pub verb: String,
     pub created_unix: i64,
     pub command_line: Vec<String>,
-    /// The document's `settings` object, as JSON text.
+    /// The document's `settings` object, as JSON text (written back through
+    /// its type, `doc::CompareSettings`/`LayoutSettings`).
     pub settings: String,
     /// `status.state`.
     pub status: Option<String>,
@@ -109,10 +110,11 @@ impl Record {
             Stored::Many(items) => items.iter().map(Part::Compare).collect(),
         };
         let (settings, env, state) = match stored {
-            Stored::One(d) => (d.settings(), d.environment(), d.status().state),
+            Stored::One(d) => (d.settings_text(), d.environment(), d.status().state),
             Stored::Many(items) => {
                 let first = &items[0];
-                (&first.settings, &first.environment, first.status.state)
+                let settings = Document::Compare(Box::new(first.clone())).settings_text();
+                (settings, &first.environment, first.status.state)
             }
         };
         let env_text = serde_json::to_string(env).unwrap_or_default();
@@ -124,7 +126,7 @@ impl Record {
                 .iter()
                 .map(|a| redact(a).into_owned())
                 .collect(),
-            settings: settings.to_string(),
+            settings,
             status: Some(state.name().to_string()),
             cpu_model: env.cpu_model.clone(),
             kernel: env.kernel.clone(),
@@ -370,7 +372,7 @@ mod tests {
             "schema": "ghostbench.layout", "schema_version": 3,
             "builds": [{"name": "old", "template": "cc {out}"}, {"name": "new", "template": "cc -O3 {out}"}],
             "settings": {}, "status": {"state": "finished", "message": null, "last_output": []},
-            "environment": environment(), "notes": [],
+            "environment": environment(), "notes": [], "used_seeds": [0, 3],
             "matrix": [
                 {"build": "old", "metric": "wall", "comparison": null},
                 {"build": "new", "metric": "wall", "comparison": {"verdict": "ARTIFACT",
