@@ -192,7 +192,7 @@ pub struct Decomposition {
 /// not positive.
 fn shares_of(v: &[f64]) -> Option<(Vec<f64>, f64)> {
     let total = *v.last()?;
-    if !(total > 0.0) {
+    if total.is_nan() || total <= 0.0 {
         return None;
     }
     let phi = shapley(v)?;
