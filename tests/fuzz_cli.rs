@@ -934,6 +934,48 @@ fn probe(world: &World, rng: &mut ChaCha8Rng) -> Call {
     call
 }
 
+fn noise(world: &World, rng: &mut ChaCha8Rng) -> Call {
+    let mut call = Call::new(&["noise"]);
+    call.arg(pick(
+        rng,
+        &[
+            "true",
+            "false",
+            "$(touch pwned)",
+            "",
+            "sh -c 'exit 3'",
+            "./elf",
+        ],
+    ));
+    // The bounds that keep it short, unless fuzzed themselves: at most one
+    // of --budget and --rounds is fuzzed, so the other ends it.
+    if rng.random_bool(0.3) {
+        call.opt("--budget", duration(rng)).opt("--rounds", "2");
+    } else if rng.random_bool(0.3) {
+        call.opt("--rounds", number(rng)).opt("--budget", "1s");
+    } else {
+        call.opt("--rounds", "2").opt("--budget", "1s");
+    }
+    if rng.random_bool(0.3) {
+        call.opt(
+            "--skip",
+            pick(rng, &["aslr", "pin,env", "heap,fresh", "bogus", ""]),
+        );
+    }
+    some_of(
+        rng,
+        &mut call,
+        &[
+            ("--metric", metric),
+            ("--seed", n),
+            ("--timeout", d),
+            ("--pin", n),
+        ],
+    );
+    outputs(world, rng, &mut call, &["--json", "--markdown", "--html"]);
+    call
+}
+
 fn analyze(world: &World, rng: &mut ChaCha8Rng) -> Call {
     let mut call = Call::new(&["analyze"]);
     for _ in 0..rng.random_range(1..3) {
@@ -1132,12 +1174,13 @@ fn random_command_lines_never_panic_hang_or_touch_what_they_do_not_own() {
     };
     let (mut victim, fixtures) = (snapshot(&world.victim), snapshot(&world.fixtures));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let verbs: [(&str, Verb); 8] = [
+    let verbs: [(&str, Verb); 9] = [
         ("compare", compare),
         ("layout", layout),
         ("code", code),
         ("structs", structs),
         ("probe", probe),
+        ("noise", noise),
         ("analyze", analyze),
         ("history", history),
         ("demo", demo),
