@@ -148,6 +148,7 @@ impl Plan {
                     sources.contains(&Source::Shift),
                     shuffle,
                 )
+                .with_heap(sources.contains(&Source::Heap))
             })
             .collect();
         let waves = waves(&sizes, per_shard);
