@@ -23,6 +23,7 @@ if [ -z "$gb" ]; then
   (cd "$repo" && cargo build --release --quiet)
   gb=$repo/target/release/ghostbench
 fi
+gb=$(cd "$(dirname "$gb")" && pwd)/$(basename "$gb") # the script runs in WORKDIR
 sq=$(ls -d ~/.cargo/registry/src/*/libsqlite3-sys-*/sqlite3 2>/dev/null | sort -V | tail -1)
 if [ -z "$sq" ] || [ ! -f "$sq/sqlite3.c" ]; then
   echo "no libsqlite3-sys in ~/.cargo/registry: run 'cargo fetch' in a crate that depends on libsqlite3-sys" >&2
