@@ -69,7 +69,8 @@ for i, name in enumerate(names):
 for row in r["matrix"]:
     c = row.get("comparison")
     if c:
-        print(f"  {row['metric']} {c['verdict']} controlled {c['controlled']['estimate']:.3f} default {c['default_ratio']['estimate']:.3f}")
+        est = lambda k: "n/a" if not c.get(k) else f"{c[k]['estimate']:.3f}"
+        print(f"  {row['metric']} {c['verdict']} controlled {est('controlled')} default {est('default_ratio')}")
 PY
 }
 experiment layout.json ""
