@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{fixture, read_json, require_tool, run_within, timing_lock};
+use common::{fixture, require_tool, timing_lock};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -16,23 +16,7 @@ use std::time::Duration;
 const LIMIT: Duration = Duration::from_secs(300);
 
 fn layout(dir: &Path, args: &[&str]) -> Value {
-    let json = dir.join("r.json");
-    let mut all = vec![
-        "layout",
-        "--color",
-        "never",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    let output = run_within(dir, &all, LIMIT);
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    read_json(&json)
+    common::layout_json(dir, args, LIMIT)
 }
 
 fn heap_source(report: &Value) -> &Value {

@@ -5,7 +5,10 @@
 //! does (`criterion:{dir}/criterion`), the verdict rests on that modelled
 //! cost (never on measured time), and `--explain` names the hot function by
 //! its demangled Rust name. This is the cargo workflow of
-//! docs/layout-workflows.md, run as written there.
+//! docs/layout-workflows.md, run as written there. Two more workflows of
+//! that page run here too: the Criterion build line (`cargo bench --no-run
+//! --message-format json | jq … | cp`) and a bare `rustc` template with
+//! `{rustflags}`.
 
 mod common;
 
@@ -105,13 +108,7 @@ fn a_cargo_crate_across_layouts_with_a_criterion_metric_and_explain() {
         built.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
         [0, 1, 2, 3]
     );
-    let addresses: std::collections::BTreeSet<u64> = built
-        .iter()
-        .map(|(seed, b)| {
-            nm_address(b, "ghostcrate::checksum")
-                .unwrap_or_else(|| panic!("seed {seed}: no ghostcrate::checksum"))
-        })
-        .collect();
+    let addresses = placements(dir.path(), "never", "ghostcrate::checksum");
     assert!(addresses.len() >= 3, "placements {addresses:?}");
     // The inlined build has no such function: the feature made the difference.
     let (_, inlined) = &binaries(dir.path(), "inlined")[0];
@@ -145,4 +142,127 @@ fn a_cargo_crate_across_layouts_with_a_criterion_metric_and_explain() {
         stdout.contains("ghostcrate::checksum (never only"),
         "{stdout}"
     );
+}
+
+/// `layout` in `dir` with `builds` (NAME=TEMPLATE, `--shell`), the fixture's
+/// Criterion-format metric, `layouts` layouts and 2 rounds; the report.
+fn layout_on_criterion(dir: &Path, builds: &[String], layouts: &str) -> serde_json::Value {
+    let mut args = vec!["--shell"];
+    for b in builds {
+        args.extend(["--build", b.as_str()]);
+    }
+    args.extend([
+        "--run",
+        "CRITERION_HOME={dir}/criterion {out} --bench",
+        "--metric",
+        "criterion:{dir}/criterion",
+        "--layouts",
+        layouts,
+        "--rounds",
+        "2",
+        "--margin",
+        "5",
+    ]);
+    common::layout_json(dir, &args, std::time::Duration::from_secs(600))
+}
+
+/// The distinct addresses of `symbol` over the seeds of `build`.
+fn placements(dir: &Path, build: &str, symbol: &str) -> std::collections::BTreeSet<u64> {
+    binaries(dir, build)
+        .iter()
+        .map(|(seed, b)| {
+            nm_address(b, symbol).unwrap_or_else(|| panic!("seed {seed}: no {symbol}"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_criterion_build_line_builds_the_bench_target_of_every_variant() {
+    for tool in ["cargo", "cc", "nm", "jq"] {
+        if !require_tool(tool) {
+            return;
+        }
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = fixture("rust", "ghostcrate/Cargo.toml");
+    // As docs/layout-workflows.md "Criterion and libtest benchmarks" writes it.
+    let build = |name: &str, features: &str| {
+        format!(
+            "{name}=cargo bench --no-run --offline -q --manifest-path '{}' --target-dir {{dir}}/target --bench checksum {features} --message-format json | jq -r 'select(.target.kind == [\"bench\"]) | .executable' | xargs -I{{}} cp {{}} {{out}}",
+            manifest.display()
+        )
+    };
+    let report = layout_on_criterion(
+        dir.path(),
+        &[build("inlined", ""), build("never", "--features never")],
+        "4",
+    );
+    // The bench target (crate `checksum`) is what ran, once per variant,
+    // with the variant's flags: its hot function moves with the layout.
+    assert_eq!(
+        binaries(dir.path(), "never").len(),
+        4,
+        "{}",
+        report["build_results"]
+    );
+    let addresses = placements(dir.path(), "never", "checksum::checksum");
+    assert!(addresses.len() >= 3, "placements {addresses:?}");
+    let row = report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["build"] == "never" && r["metric"] == "checksum")
+        .unwrap_or_else(|| panic!("no never/checksum row: {}", report["matrix"]));
+    assert_eq!(row["unit"], "nanoseconds", "{row}");
+    assert_eq!(row["comparison"]["verdict"], "SAME", "{row}");
+}
+
+#[test]
+fn a_bare_rustc_template_gets_the_variants_flags_from_rustflags() {
+    for tool in ["rustc", "cc", "nm"] {
+        if !require_tool(tool) {
+            return;
+        }
+    }
+    let _lock = timing_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let main = fixture("rust", "ghostcrate/src/main.rs");
+    let build = |name: &str, cfg: &str| {
+        format!(
+            "{name}=rustc -C opt-level=3 --edition 2021 --crate-name ghostcrate {cfg} {{rustflags}} '{}' -o {{out}}",
+            main.display()
+        )
+    };
+    let report = layout_on_criterion(
+        dir.path(),
+        &[
+            build("inlined", ""),
+            build("never", "--cfg 'feature=\"never\"'"),
+        ],
+        "4",
+    );
+    // Without {rustflags} every variant would be the same binary; with it
+    // the hot function sits at (nearly) a different address in each.
+    let addresses = placements(dir.path(), "never", "ghostcrate::checksum");
+    assert!(addresses.len() >= 3, "placements {addresses:?}");
+    let commands: Vec<&str> = report["build_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["command"].as_str())
+        .collect();
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.contains("llvm-args=-align-all-functions=")),
+        "{commands:?}"
+    );
+    let row = report["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["build"] == "never" && r["metric"] == "checksum")
+        .unwrap_or_else(|| panic!("no never/checksum row: {}", report["matrix"]));
+    assert_eq!(row["comparison"]["verdict"], "SAME", "{row}");
 }

@@ -36,7 +36,7 @@ use std::time::Duration;
     mut_arg("rounds", |a| a.conflicts_with("plan")),
 )]
 pub struct LayoutArgs {
-    /// NAME='TEMPLATE' (repeat; the first is the baseline). Placeholders: {cflags} {ldflags} {out} {dir}.
+    /// NAME='TEMPLATE' (repeat; the first is the baseline). Placeholders: {cflags} {ldflags} {rustflags} {out} {dir}.
     #[arg(
         short = 'b',
         long = "build",

@@ -5,7 +5,7 @@
 //!
 //! A template is split shell-style into words first; placeholders are then
 //! substituted inside the words, so nothing reaches a shell unless `--shell`
-//! asks for one. A word that is exactly `{cflags}` or `{ldflags}` expands to
+//! asks for one. A word that is exactly `{cflags}`, `{ldflags}` or `{rustflags}` expands to
 //! one word per flag (none when empty); elsewhere a placeholder is replaced by
 //! its text (flags joined by spaces). With `--shell`, the values are quoted
 //! and the text runs under `sh -c`. Words naming an existing file relative
@@ -43,6 +43,9 @@ use std::time::{Duration, Instant};
 pub struct Placeholders {
     pub cflags: Vec<String>,
     pub ldflags: Vec<String>,
+    /// `{rustflags}`: the variant's flags for a bare `rustc` (the same ones
+    /// cargo gets through `CARGO_ENCODED_RUSTFLAGS`).
+    pub rustflags: Vec<String>,
     pub out: PathBuf,
     pub dir: PathBuf,
     /// `{launcher}`: the compiler launcher script.
@@ -57,6 +60,7 @@ impl Placeholders {
         Placeholders {
             cflags: Vec::new(),
             ldflags: Vec::new(),
+            rustflags: Vec::new(),
             out,
             dir,
             launcher: PathBuf::new(),
@@ -123,6 +127,7 @@ pub fn substitute(template: &str, shell: bool, values: &Placeholders) -> Result<
         let text = template
             .replace("{cflags}", &quote(&values.cflags)?)
             .replace("{ldflags}", &quote(&values.ldflags)?)
+            .replace("{rustflags}", &quote(&values.rustflags)?)
             .replace("{out}", &quoted(&values.out.display().to_string())?)
             .replace("{dir}", &quoted(&values.dir.display().to_string())?)
             .replace(
@@ -138,9 +143,11 @@ pub fn substitute(template: &str, shell: bool, values: &Placeholders) -> Result<
         match word.as_str() {
             "{cflags}" => argv.extend(values.cflags.iter().cloned()),
             "{ldflags}" => argv.extend(values.ldflags.iter().cloned()),
+            "{rustflags}" => argv.extend(values.rustflags.iter().cloned()),
             _ => argv.push(
                 word.replace("{cflags}", &text_of(&values.cflags))
                     .replace("{ldflags}", &text_of(&values.ldflags))
+                    .replace("{rustflags}", &text_of(&values.rustflags))
                     .replace("{out}", &values.out.display().to_string())
                     .replace("{dir}", &values.dir.display().to_string())
                     .replace("{launcher}", &values.launcher.display().to_string())
@@ -551,6 +558,7 @@ mod tests {
         Placeholders {
             cflags: vec!["-falign-functions=32".into(), "-falign-loops=32".into()],
             ldflags: vec![],
+            rustflags: vec!["-C".into(), "llvm-args=-align-all-functions=5".into()],
             out: PathBuf::from("/w/b 1/bin"),
             dir: PathBuf::from("/w/b 1"),
             launcher: PathBuf::from("/c/launch"),
@@ -582,6 +590,32 @@ mod tests {
     }
 
     #[test]
+    fn rustflags_expand_to_words_or_text() {
+        let argv = substitute("rustc -O {rustflags} x.rs -o {out}", false, &values()).unwrap();
+        assert_eq!(
+            argv,
+            [
+                "rustc",
+                "-O",
+                "-C",
+                "llvm-args=-align-all-functions=5",
+                "x.rs",
+                "-o",
+                "/w/b 1/bin"
+            ]
+        );
+        let argv = substitute("rustc {rustflags} x.rs -o {out}", true, &values()).unwrap();
+        assert_eq!(
+            argv[2],
+            "rustc -C 'llvm-args=-align-all-functions=5' x.rs -o '/w/b 1/bin'"
+        );
+        let mut none = values();
+        none.rustflags.clear();
+        let argv = substitute("rustc {rustflags} x.rs -o {out}", false, &none).unwrap();
+        assert_eq!(argv, ["rustc", "x.rs", "-o", "/w/b 1/bin"]);
+    }
+
+    #[test]
     fn shell_mode_quotes_values() {
         let argv = substitute("cc {cflags} x.c -o {out} && echo ok", true, &values()).unwrap();
         assert_eq!(argv[0], "sh");
@@ -610,6 +644,7 @@ mod tests {
         let values = Placeholders {
             cflags: vec![],
             ldflags: vec![],
+            rustflags: vec![],
             out: dir.join("bin"),
             dir: dir.to_path_buf(),
             launcher: PathBuf::from("/c/launch"),

@@ -33,6 +33,10 @@ pub struct Cause {
     /// The template's flag comes after `{cflags}`, so it wins; else the
     /// variant's flag wins.
     pub own_wins: bool,
+    /// No template flag: the variant's flag asks for what the compiler does
+    /// anyway (`align=16` equal to the default layout: GCC's and clang's
+    /// function alignment on x86-64 at -O2). `own` is then empty.
+    pub compiler_default: bool,
 }
 
 /// One finding.
@@ -98,10 +102,42 @@ fn cause(build: &Template, other: Option<&Template>, variant: &Variant) -> Optio
                 own: word.clone(),
                 variant: v.clone(),
                 own_wins: after,
+                compiler_default: false,
             });
         }
     }
     None
+}
+
+/// Variants that differ from the variant `same_as` only in their alignment,
+/// one of them unaligned: the alignment they ask for is the compiler's own
+/// default (the code is identical), named as the cause.
+fn compiler_default(build: &str, batch: &[Variant], seeds: &[u64], same_as: u64) -> Option<Cause> {
+    let of = |seed: u64| batch.iter().find(|v| v.seed == seed);
+    let first = of(same_as)?;
+    let unaligned = |v: &Variant| Variant {
+        align: None,
+        seed: 0,
+        ..v.clone()
+    };
+    let mut aligned = None;
+    for v in seeds.iter().filter_map(|&s| of(s)) {
+        if unaligned(v) != unaligned(first) {
+            return None;
+        }
+        match (first.align, v.align) {
+            (None, Some(n)) | (Some(n), None) => aligned = Some(n),
+            _ => return None,
+        }
+    }
+    let n = aligned?;
+    Some(Cause {
+        build: build.to_string(),
+        own: String::new(),
+        variant: format!("-falign-functions={n}"),
+        own_wins: false,
+        compiler_default: true,
+    })
 }
 
 /// A build's name and template (`BuildSpec`'s fields; this file sits below
@@ -178,7 +214,8 @@ pub fn find(
             let cause = batch
                 .iter()
                 .filter(|v| seeds.contains(&v.seed) || v.seed == same_as)
-                .find_map(|v| cause(build, None, v));
+                .find_map(|v| cause(build, None, v))
+                .or_else(|| compiler_default(build.name, batch, &seeds, same_as));
             found.push(Identical::WithinBuild {
                 build: build.name.to_string(),
                 seeds,
@@ -254,6 +291,7 @@ mod tests {
                     own: "-falign-functions=64".into(),
                     variant: "-falign-functions=16".into(),
                     own_wins: false,
+                    compiler_default: false,
                 }),
             }]
         );
@@ -300,6 +338,44 @@ mod tests {
             cause.own_wins && cause.own == "-falign-functions=64",
             "{cause:?}"
         );
+    }
+
+    #[test]
+    fn align_16_equal_to_the_default_layout_is_the_compilers_default() {
+        let builds = [spec("A", "cc -O2 {cflags} x.c -o {out}")];
+        let aligned = |seed, n| Variant {
+            seed,
+            align: Some(n),
+            shift: 0,
+            shuffle: None,
+            heap: None,
+        };
+        let batch = [Variant::default_layout(), aligned(1, 16), aligned(2, 32)];
+        let results = [result(0, 0, "a0"), result(0, 1, "a0"), result(0, 2, "a2")];
+        let (found, left_out) = find(&builds, &batch, &results, &HashMap::new());
+        assert!(left_out.is_empty());
+        let [Identical::WithinBuild {
+            seeds,
+            same_as: 0,
+            cause: Some(cause),
+            ..
+        }] = found.as_slice()
+        else {
+            panic!("{found:?}")
+        };
+        assert_eq!(seeds, &[1]);
+        assert!(cause.compiler_default, "{cause:?}");
+        assert_eq!(cause.variant, "-falign-functions=16");
+        // A shift as well as the alignment: not the compiler's default alone.
+        let moved = Variant {
+            shift: 16,
+            ..aligned(1, 16)
+        };
+        let batch = [Variant::default_layout(), moved, aligned(2, 32)];
+        let (found, _) = find(&builds, &batch, &results, &HashMap::new());
+        let [Identical::WithinBuild { cause: None, .. }] = found.as_slice() else {
+            panic!("{found:?}")
+        };
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub(super) fn build_jobs(
             let values = Placeholders {
                 cflags: variant.cflags(),
                 ldflags: variant.ldflags(pad, linker),
+                rustflags: super::rust::rustflags(variant, pads, &orders),
                 out: dir.join("bench"),
                 dir: dir.clone(),
                 launcher: launcher.clone(),
@@ -107,8 +108,10 @@ pub(super) fn build_batch(
             }));
             continue;
         }
-        results.extend(builds::run_all(
-            &part,
+        let order = new_compiles_first(&part);
+        let scheduled: Vec<BuildJob> = order.iter().map(|&i| part[i].clone()).collect();
+        let mut built = builds::run_all(
+            &scheduled,
             cache,
             options.jobs,
             options.rebuild,
@@ -133,9 +136,43 @@ pub(super) fn build_batch(
                     ),
                 });
             },
-        ));
+        );
+        // Back in the batch's order (seed by seed), whatever order they ran in.
+        built.sort_by_key(|r| {
+            order
+                .iter()
+                .position(|&i| part[i].build == r.build && part[i].seed == r.seed)
+        });
+        results.extend(built);
     }
     results
+}
+
+/// The order to start `jobs` in: for each build, the first job with a set
+/// of compile flags (`CFLAGS`: the variant's alignment, shuffle's
+/// `-ffunction-sections`) not seen before comes first, jobs that can only
+/// relink (shift, or flags already being compiled) after. Two jobs with the
+/// same flags started together would compile the same objects twice or, as
+/// the launcher compiles one object key at a time, leave a CPU waiting.
+fn new_compiles_first(jobs: &[BuildJob]) -> Vec<usize> {
+    let flags = |j: &BuildJob| {
+        j.env
+            .iter()
+            .find(|(k, _)| k == "CFLAGS")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut seen = std::collections::HashSet::new();
+    let (mut new, mut relink) = (Vec::new(), Vec::new());
+    for (i, job) in jobs.iter().enumerate() {
+        if seen.insert((job.build, flags(job))) {
+            new.push(i);
+        } else {
+            relink.push(i);
+        }
+    }
+    new.extend(relink);
+    new
 }
 
 /// The status when the first batch left too few variants (or lost the
@@ -176,6 +213,9 @@ pub(super) fn too_few_built(options: &LayoutOptions, report: &LayoutReport) -> O
         }) = misfired
         {
             let why = match cause {
+                Some(c) if c.compiler_default => {
+                    format!("the variant's {} is the compiler's default", c.variant)
+                }
                 Some(c) if c.own_wins => format!(
                     "{}'s own {} after {{cflags}} overrides the variant's {}",
                     c.build, c.own, c.variant
@@ -518,5 +558,52 @@ mod tests {
         assert_eq!(again, pads);
         let second: Vec<_> = again.iter().map(|(_, o)| modified(o)).collect();
         assert_eq!(first, second, "the objects were assembled again");
+    }
+
+    #[test]
+    fn jobs_with_new_compile_flags_start_before_relink_only_ones() {
+        // seeds 1..=5 of two builds: align 16, shift only, align 16 again,
+        // align 32, shift only.
+        let cflags = [
+            "-falign-functions=16",
+            "",
+            "-falign-functions=16",
+            "-falign-functions=32",
+            "",
+        ];
+        let mut jobs = Vec::new();
+        for build in 0..2 {
+            for (i, flags) in cflags.iter().enumerate() {
+                let values = Placeholders {
+                    cflags: flags.split_whitespace().map(String::from).collect(),
+                    ..Placeholders::for_run(PathBuf::from("/w/bench"), PathBuf::from("/w"))
+                };
+                jobs.push(BuildJob::new(
+                    build,
+                    i as u64 + 1,
+                    vec!["cc".into()],
+                    &values,
+                ));
+            }
+        }
+        let order: Vec<(usize, u64)> = new_compiles_first(&jobs)
+            .into_iter()
+            .map(|i| (jobs[i].build, jobs[i].seed))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (0, 1),
+                (0, 2),
+                (0, 4),
+                (1, 1),
+                (1, 2),
+                (1, 4),
+                (0, 3),
+                (0, 5),
+                (1, 3),
+                (1, 5)
+            ]
+        );
     }
 }

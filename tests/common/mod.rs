@@ -31,6 +31,28 @@ pub fn run_within(dir: &Path, args: &[&str], limit: std::time::Duration) -> std:
         .expect("ghostbench runs")
 }
 
+/// `ghostbench layout --color never --json DIR/r.json ARGS` in `dir`
+/// (through [`run_within`]), which must succeed: its report.
+pub fn layout_json(dir: &Path, args: &[&str], limit: std::time::Duration) -> Value {
+    let json = dir.join("r.json");
+    let mut all = vec![
+        "layout",
+        "--color",
+        "never",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let output = run_within(dir, &all, limit);
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    read_json(&json)
+}
+
 /// A report written with `--json`.
 pub fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("JSON report written");

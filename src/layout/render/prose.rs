@@ -50,12 +50,17 @@ pub fn shown(report: &LayoutReport) -> Cow<'_, LayoutReport> {
     Cow::Owned(report)
 }
 
-/// "2 builds × 8 layouts × 5 rounds; baseline A".
+/// "2 builds × 8 layouts × 5 rounds; baseline A"; "16 layouts (13 used)"
+/// when some variants were left out (failed, or identical to another build).
 pub fn headline(report: &LayoutReport) -> String {
+    let used = report.used_seeds.len();
+    let layouts = match report.variants.len() {
+        all if all > used => format!("{all} layouts ({used} used)"),
+        _ => format!("{used} layouts"),
+    };
     format!(
-        "{} builds × {} layouts × {} rounds; baseline {}",
+        "{} builds × {layouts} × {} rounds; baseline {}",
         report.builds.len(),
-        report.used_seeds.len(),
         report.settings.rounds,
         report.builds.first().map_or("", |b| b.name.as_str())
     )
@@ -230,6 +235,10 @@ pub fn identical(found: &crate::layout::identical::Identical) -> String {
     };
     let because = |cause: &Option<Cause>| {
         match cause {
+        Some(c) if c.compiler_default => format!(
+            ": the variant's {} is the compiler's default for {} (on x86-64 GCC and clang align functions to 16 bytes at -O2), so it changes no code",
+            c.variant, c.build
+        ),
         Some(c) if c.own_wins => format!(
             ": {}'s own {} comes after {{cflags}} and overrides the variant's {}; put it before {{cflags}}, or leave the source that sets it out of --sources",
             c.build, c.own, c.variant

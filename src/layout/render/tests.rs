@@ -426,6 +426,12 @@ fn every_format_carries_the_terminal_reports_sections() {
     // The same words everywhere: the verdict line names the build and the
     // metric, then the sentence; the hint, the notes, the legend, the
     // sources, the failed build, the templates, the time.
+    // 9 variants built, 8 entered the analysis: the headline counts both.
+    assert!(
+        prose::headline(&report).contains("× 9 layouts (8 used) ×"),
+        "{}",
+        prose::headline(&report)
+    );
     let row = &report.matrix[compared];
     let c = row.comparison.as_ref().unwrap();
     let words = {
