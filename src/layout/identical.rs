@@ -249,6 +249,17 @@ mod tests {
         }
     }
 
+    /// Layout `seed` with `-falign-functions=n` and nothing else moved.
+    fn aligned(seed: u64, n: u32) -> Variant {
+        Variant {
+            seed,
+            align: Some(n),
+            shift: 0,
+            shuffle: None,
+            heap: None,
+        }
+    }
+
     fn spec<'a>(name: &'a str, template: &'a str) -> Template<'a> {
         Template { name, template }
     }
@@ -262,13 +273,6 @@ mod tests {
                 "cc -O2 -falign-functions=64 {cflags} {ldflags} x.c -o {out}",
             ),
         ];
-        let aligned = |seed, n| Variant {
-            seed,
-            align: Some(n),
-            shift: 0,
-            shuffle: None,
-            heap: None,
-        };
         let batch = [Variant::default_layout(), aligned(1, 16), aligned(2, 32)];
         let results = [
             result(0, 0, "a0"),
@@ -303,13 +307,6 @@ mod tests {
             spec("A", "cc -O2 {cflags} x.c -o {out}"),
             spec("B", "cc -O2 {cflags} -falign-functions=64 x.c -o {out}"),
         ];
-        let aligned = |seed, n| Variant {
-            seed,
-            align: Some(n),
-            shift: 0,
-            shuffle: None,
-            heap: None,
-        };
         let batch = [Variant::default_layout(), aligned(1, 16), aligned(2, 32)];
         let results = [
             result(0, 0, "a0"),
@@ -343,13 +340,6 @@ mod tests {
     #[test]
     fn align_16_equal_to_the_default_layout_is_the_compilers_default() {
         let builds = [spec("A", "cc -O2 {cflags} x.c -o {out}")];
-        let aligned = |seed, n| Variant {
-            seed,
-            align: Some(n),
-            shift: 0,
-            shuffle: None,
-            heap: None,
-        };
         let batch = [Variant::default_layout(), aligned(1, 16), aligned(2, 32)];
         let results = [result(0, 0, "a0"), result(0, 1, "a0"), result(0, 2, "a2")];
         let (found, left_out) = find(&builds, &batch, &results, &HashMap::new());
