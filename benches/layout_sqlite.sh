@@ -64,7 +64,8 @@ for i, name in enumerate(names):
     mine = [x for x in b if x["build"] == i]
     c = sum(x.get("compiles", 0) for x in mine)
     h = sum(x.get("compile_hits", 0) for x in mine)
-    print(f"  {name}: {c} compiles, {h} from the cache; {len(sets)} distinct compile-flag sets "
+    ra = sum(x.get("realigned", 0) for x in mine)
+    print(f"  {name}: {c} compiles, {h} from the cache, {ra} realigned; {len(sets)} distinct compile-flag sets "
           f"x {sources} sources = at most {len(sets) * sources} (holds: {c <= len(sets) * sources})")
 for row in r["matrix"]:
     c = row.get("comparison")

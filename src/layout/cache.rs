@@ -1,7 +1,8 @@
 //! The build cache every experiment shares, under `.ghostbench/cache/`
 //! (docs/architecture.md §5): whole builds (`builds/KEY`, the output of a
 //! template whose inputs hash to KEY), compiled objects (`objects/KEY.o`,
-//! from the launcher), the padding objects (`pad/`) and the launcher script
+//! from the launcher, with the marker assemblies and probe results it
+//! realigns from: `objects/KEY.s`, `objects/KEY.probe`), the padding objects (`pad/`) and the launcher script
 //! (`bin/launch`). Keys are content hashes, so two experiments that share a
 //! build share its entry whatever their names or work directories.
 //!
@@ -35,13 +36,19 @@ pub enum Kind {
     Build,
     /// An object file the launcher compiled.
     Object,
+    /// A marker assembly the launcher realigns (`realign`), kept with the
+    /// objects.
+    Assembly,
+    /// What the markers become for one compiler, flags and alignment
+    /// (`realign`'s probe), kept with the objects.
+    Probe,
 }
 
 impl Kind {
     fn dir(self) -> &'static str {
         match self {
             Kind::Build => "builds",
-            Kind::Object => "objects",
+            Kind::Object | Kind::Assembly | Kind::Probe => "objects",
         }
     }
 }
@@ -111,6 +118,8 @@ impl Cache {
         let name = match kind {
             Kind::Build => key.to_string(),
             Kind::Object => format!("{key}.o"),
+            Kind::Assembly => format!("{key}.s"),
+            Kind::Probe => format!("{key}.probe"),
         };
         self.root.join(kind.dir()).join(name)
     }
@@ -197,7 +206,7 @@ impl Cache {
                     usage.builds += 1;
                     usage.build_bytes += bytes;
                 }
-                Kind::Object => {
+                Kind::Object | Kind::Assembly | Kind::Probe => {
                     usage.objects += 1;
                     usage.object_bytes += bytes;
                 }
@@ -344,6 +353,20 @@ fn open_regular(path: &Path) -> io::Result<File> {
         ));
     }
     Ok(file)
+}
+
+/// The in-process lock of one key (held while its entry is looked up, made
+/// and stored), so that parallel jobs wanting the same entry wait for the
+/// first instead of all missing.
+pub fn key_lock(key: &str) -> std::sync::Arc<std::sync::Mutex<()>> {
+    static LOCKS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<std::sync::Mutex<()>>>>,
+    > = std::sync::OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    locks.entry(key.to_string()).or_default().clone()
 }
 
 #[cfg(test)]

@@ -19,10 +19,10 @@
 //! `-DCMAKE_C_COMPILER_LAUNCHER={launcher}`), which appends its counts to
 //! the file named by [`LOG_VARIABLE`].
 //!
-//! It is over 600 lines because the call reader's, the counts' and a real compile-and-
-//! relink unit test sit with the code they hold.
+//! The unit tests are in `launcher_tests.rs`.
 
-use super::cache::{Cache, Fnv, Kind};
+use super::cache::{self, Cache, Fnv, Kind};
+use super::realign;
 use crate::run::launch::{self, Launch};
 use crate::run::spawn::Outcome;
 use crate::run::RunError;
@@ -55,6 +55,9 @@ pub struct Counts {
     /// Compiles taken from the cache.
     pub compile_hits: usize,
     pub links: usize,
+    /// Objects made from a cached assembly by replacing its alignment
+    /// directives and assembling (`realign`), not by compiling.
+    pub realigned: usize,
     /// Seconds in compiles (preprocessing for the key included).
     pub compile_s: f64,
     pub link_s: f64,
@@ -65,42 +68,47 @@ impl Counts {
         self.compiles += other.compiles;
         self.compile_hits += other.compile_hits;
         self.links += other.links;
+        self.realigned += other.realigned;
         self.compile_s += other.compile_s;
         self.link_s += other.link_s;
     }
 
-    /// One log line: "compiles hits links compile_s link_s".
+    /// One log line: "compiles hits links compile_s link_s realigned".
     pub fn log_line(&self) -> String {
         format!(
-            "{} {} {} {:.6} {:.6}\n",
-            self.compiles, self.compile_hits, self.links, self.compile_s, self.link_s
+            "{} {} {} {:.6} {:.6} {}\n",
+            self.compiles,
+            self.compile_hits,
+            self.links,
+            self.compile_s,
+            self.link_s,
+            self.realigned
         )
     }
 
-    /// The sum of a log's lines (lines that do not read are skipped).
+    /// The sum of a log's lines (lines that do not read are skipped; a
+    /// line of five fields, from before `realigned`, reads with 0).
     pub fn from_log(text: &str) -> Counts {
         let mut total = Counts::default();
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() != 5 {
+            let n = |i: usize| f.get(i).map_or(Some(0), |w| w.parse::<usize>().ok());
+            let s = |i: usize| f[i].parse::<f64>().ok();
+            if !(5..=6).contains(&f.len()) {
                 continue;
             }
-            let (Ok(c), Ok(h), Ok(l), Ok(cs), Ok(ls)) = (
-                f[0].parse(),
-                f[1].parse(),
-                f[2].parse(),
-                f[3].parse(),
-                f[4].parse(),
-            ) else {
-                continue;
-            };
-            total.add(&Counts {
-                compiles: c,
-                compile_hits: h,
-                links: l,
-                compile_s: cs,
-                link_s: ls,
-            });
+            if let (Some(c), Some(h), Some(l), Some(cs), Some(ls), Some(r)) =
+                (n(0), n(1), n(2), s(3), s(4), n(5))
+            {
+                total.add(&Counts {
+                    compiles: c,
+                    compile_hits: h,
+                    links: l,
+                    compile_s: cs,
+                    link_s: ls,
+                    realigned: r,
+                });
+            }
         }
         total
     }
@@ -271,26 +279,57 @@ pub fn run(
             scratch.path().join(format!("{n}.o"))
         };
         let started = Instant::now();
-        let key = object_key(argv, &call, source, &identity, env, cwd, &scratch, timeout)?;
+        // Alignment words aside, the same compile serves every alignment
+        // (`realign`): its marker assembly is keyed without them.
+        let split = realign::split(&call.compile_flags).filter(|_| realign::realignable(source));
+        let marked = split.as_ref().map(|(rest, _)| realign::marker_flags(rest));
+        let mut sets: Vec<&[String]> = vec![&call.compile_flags];
+        sets.extend(marked.as_deref());
+        let keys = object_keys(
+            argv, &call, source, &identity, env, cwd, &scratch, timeout, &sets,
+        )?;
+        let key = &keys[0];
         // One compile per key at a time in this process: parallel variants
         // with the same compile flags wait for the first instead of both
         // missing.
-        let slot = key_lock(&key);
+        let slot = cache::key_lock(key);
         let _compiling = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if reuse && cache.fetch(Kind::Object, &key, &object) {
+        if reuse && cache.fetch(Kind::Object, key, &object) {
             counts.compile_hits += 1;
         } else {
-            let mut compile = vec![argv[0].clone()];
-            compile.extend(call.compile_flags.iter().cloned());
-            compile.extend([
-                "-c".into(),
-                source.clone(),
-                "-o".into(),
-                object.display().to_string(),
-            ]);
-            exec(&compile, env, cwd, timeout)?;
-            let _ = cache.put(Kind::Object, &key, &object);
-            counts.compiles += 1;
+            let realigned = match (&split, &marked, keys.get(1)) {
+                (Some((rest, align)), Some(marked), Some(asm_key)) => realign::Job {
+                    program: &argv[0],
+                    identity: &identity,
+                    variables: &compiler_variables(env),
+                    source,
+                    rest,
+                    align,
+                    marked,
+                    asm_key,
+                    object: &object,
+                    scratch: scratch.path(),
+                    n,
+                }
+                .run(cache, reuse, &Compiler { env, cwd, timeout }),
+                _ => realign::Realigned::default(),
+            };
+            counts.compiles += usize::from(realigned.compiled);
+            if realigned.done {
+                counts.realigned += 1;
+            } else {
+                let mut compile = vec![argv[0].clone()];
+                compile.extend(call.compile_flags.iter().cloned());
+                compile.extend([
+                    "-c".into(),
+                    source.clone(),
+                    "-o".into(),
+                    object.display().to_string(),
+                ]);
+                exec(&compile, env, cwd, timeout)?;
+                counts.compiles += 1;
+            }
+            let _ = cache.put(Kind::Object, key, &object);
         }
         counts.compile_s += started.elapsed().as_secs_f64();
         link[i] = object.display().to_string();
@@ -302,18 +341,6 @@ pub fn run(
         counts.link_s += started.elapsed().as_secs_f64();
     }
     Ok(counts)
-}
-
-/// The lock of one object key (held while it is looked up, compiled and stored).
-fn key_lock(key: &str) -> std::sync::Arc<std::sync::Mutex<()>> {
-    static LOCKS: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<std::sync::Mutex<()>>>>,
-    > = std::sync::OnceLock::new();
-    let mut locks = LOCKS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    locks.entry(key.to_string()).or_default().clone()
 }
 
 /// `dir/x.c` → `x.o`, where `cc -c` writes it without `-o`.
@@ -341,10 +368,11 @@ fn compiler_identity(program: &str) -> String {
     )
 }
 
-/// The key of one source's object: the compiler, the compile flags, the
-/// environment compilers read, and the preprocessed text.
+/// The keys of one source's object under each of `sets` of compile flags:
+/// the compiler, the flags, the environment compilers read, and the
+/// preprocessed text (read once; the flags of `sets[0]` preprocess it).
 #[allow(clippy::too_many_arguments)]
-fn object_key(
+fn object_keys(
     argv: &[String],
     call: &Call,
     source: &str,
@@ -353,7 +381,8 @@ fn object_key(
     cwd: &Path,
     scratch: &tempfile::TempDir,
     timeout: Option<Duration>,
-) -> Result<String, Failure> {
+    sets: &[&[String]],
+) -> Result<Vec<String>, Failure> {
     // Assembly without the preprocessor (`.s`) is its own text.
     let preprocessed = if source.ends_with(".s") {
         cwd.join(source)
@@ -370,32 +399,30 @@ fn object_key(
         exec_quiet(&pre, env, cwd, timeout)?;
         preprocessed
     };
-    let mut hash = Fnv::default();
-    let mut second = Fnv::default();
-    second.write(b"ghostbench object key, second half");
-    for h in [&mut hash, &mut second] {
-        h.write(identity.as_bytes());
-        for flag in &call.compile_flags {
-            h.write(flag.as_bytes());
-        }
-        h.write(
-            Path::new(source)
-                .extension()
-                .map(|e| e.to_string_lossy().into_owned())
-                .unwrap_or_default()
-                .as_bytes(),
-        );
-        for name in COMPILER_VARIABLES {
-            let value = env
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(name).ok())
-                .unwrap_or_default();
-            h.write(name.as_bytes());
-            h.write(value.as_bytes());
-        }
-    }
+    let extension = Path::new(source)
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut hashes: Vec<(Fnv, Fnv)> = sets
+        .iter()
+        .map(|flags| {
+            let mut hash = Fnv::default();
+            let mut second = Fnv::default();
+            second.write(b"ghostbench object key, second half");
+            for h in [&mut hash, &mut second] {
+                h.write(identity.as_bytes());
+                for flag in flags.iter() {
+                    h.write(flag.as_bytes());
+                }
+                h.write(extension.as_bytes());
+                for (name, value) in compiler_variables(env) {
+                    h.write(name.as_bytes());
+                    h.write(value.as_bytes());
+                }
+            }
+            (hash, second)
+        })
+        .collect();
     let mut file = std::fs::File::open(&preprocessed).map_err(|e| setup_failure(argv, e))?;
     let mut buffer = vec![0u8; 1 << 16];
     loop {
@@ -403,13 +430,34 @@ fn object_key(
         if n == 0 {
             break;
         }
-        hash.write(&buffer[..n]);
-        second.write(&buffer[..n]);
+        for (hash, second) in &mut hashes {
+            hash.write(&buffer[..n]);
+            second.write(&buffer[..n]);
+        }
     }
     if preprocessed.starts_with(scratch.path()) {
         let _ = std::fs::remove_file(&preprocessed);
     }
-    Ok(format!("{:016x}{:016x}", hash.finish(), second.finish()))
+    Ok(hashes
+        .iter()
+        .map(|(hash, second)| format!("{:016x}{:016x}", hash.finish(), second.finish()))
+        .collect())
+}
+
+/// The values of [`COMPILER_VARIABLES`]: from `env`, else this process's.
+fn compiler_variables(env: &[(String, String)]) -> Vec<(&'static str, String)> {
+    COMPILER_VARIABLES
+        .iter()
+        .map(|&name| {
+            let value = env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(name).ok())
+                .unwrap_or_default();
+            (name, value)
+        })
+        .collect()
 }
 
 fn setup_failure(argv: &[String], e: std::io::Error) -> Failure {
@@ -422,6 +470,23 @@ fn setup_failure(argv: &[String], e: std::io::Error) -> Failure {
 
 fn one_line(argv: &[String]) -> String {
     shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
+}
+
+/// Compiler commands for `realign`, run as the launcher runs its own.
+struct Compiler<'a> {
+    env: &'a [(String, String)],
+    cwd: &'a Path,
+    timeout: Option<Duration>,
+}
+
+impl realign::Runner for Compiler<'_> {
+    fn run(&self, argv: &[String], forward: bool) -> bool {
+        if forward {
+            exec(argv, self.env, self.cwd, self.timeout).is_ok()
+        } else {
+            exec_quiet(argv, self.env, self.cwd, self.timeout).is_ok()
+        }
+    }
 }
 
 /// Set by `ghostbench launch`: the compiler's output is passed on (build
@@ -528,95 +593,5 @@ pub fn launch_main(argv: &[String]) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(text: &str) -> Vec<String> {
-        text.split_whitespace().map(String::from).collect()
-    }
-
-    #[test]
-    fn compilers_are_recognised_by_name() {
-        for name in [
-            "cc",
-            "gcc",
-            "g++-12",
-            "/usr/bin/clang++",
-            "x86_64-linux-gnu-gcc-12",
-            "clang-16",
-        ] {
-            assert!(is_compiler(name), "{name}");
-        }
-        for name in ["make", "sh", "cmake", "ld", "gccgo"] {
-            assert!(!is_compiler(name), "{name}");
-        }
-    }
-
-    #[test]
-    fn a_call_splits_into_compile_flags_sources_and_link_words() {
-        let argv = words("cc -O2 -Iinc -D X=1 /pad16.o -fuse-ld=mold -Wl,--shuffle-sections=3 -falign-functions=32 a.c b.cpp -o out -lm");
-        let call = read(&argv).unwrap();
-        assert_eq!(call.sources, [9, 10]);
-        assert_eq!(
-            call.compile_flags,
-            words("-O2 -Iinc -D X=1 -falign-functions=32")
-        );
-        assert_eq!(call.output.as_deref(), Some("out"));
-        assert!(!call.compile_only);
-        assert!(read(&words("cc -E a.c")).is_none());
-        assert!(read(&words("cc -c a.c b.c")).is_none());
-        let link = read(&words("cc a.o b.o -o bin")).unwrap();
-        assert!(link.sources.is_empty());
-    }
-
-    #[test]
-    fn counts_add_up_through_the_log() {
-        let one = Counts {
-            compiles: 2,
-            compile_hits: 1,
-            links: 1,
-            compile_s: 0.5,
-            link_s: 0.25,
-        };
-        let text = format!("{}garbage\n{}", one.log_line(), one.log_line());
-        let sum = Counts::from_log(&text);
-        assert_eq!((sum.compiles, sum.compile_hits, sum.links), (4, 2, 2));
-        assert!((sum.compile_s - 1.0).abs() < 1e-9 && (sum.link_s - 0.5).abs() < 1e-9);
-    }
-
-    #[test]
-    fn link_only_variants_compile_once() {
-        if !crate::test_skip::require_tool("cc") {
-            return;
-        }
-        let tmp = tempfile::tempdir().unwrap();
-        let cache = Cache::open(tmp.path()).unwrap();
-        let src = tmp.path().join("x.c");
-        std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
-        let mut total = Counts::default();
-        for (seed, extra) in [(0, ""), (1, "-Wl,-z,norelro"), (2, "-no-pie")] {
-            let dir = tmp.path().join(format!("v{seed}"));
-            std::fs::create_dir(&dir).unwrap();
-            let argv = words(&format!("cc -O2 {extra} {} -o bin", src.display()));
-            let counts = run(&argv, &[], &dir, &cache, true, None).unwrap();
-            assert!(dir.join("bin").exists(), "seed {seed}: {counts:?}");
-            total.add(&counts);
-        }
-        assert_eq!((total.compiles, total.compile_hits, total.links), (1, 2, 3));
-        // Another compile flag is another compile.
-        let dir = tmp.path().join("v3");
-        std::fs::create_dir(&dir).unwrap();
-        let argv = words(&format!(
-            "cc -O2 -falign-functions=64 {} -o bin",
-            src.display()
-        ));
-        assert_eq!(
-            run(&argv, &[], &dir, &cache, true, None).unwrap().compiles,
-            1
-        );
-        // A failing compile is the compiler's failure, with its output.
-        std::fs::write(&src, "int main(void) { return }\n").unwrap();
-        let failure = run(&argv, &[], &dir, &cache, true, None).unwrap_err();
-        assert!(matches!(failure.error, RunError::Exit(_)), "{failure:?}");
-    }
-}
+#[path = "launcher_tests.rs"]
+mod tests;

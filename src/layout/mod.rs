@@ -23,6 +23,7 @@ pub mod launcher;
 pub mod merged;
 pub mod plan;
 pub mod profile;
+pub mod realign;
 pub mod render;
 pub mod rust;
 pub mod shard;

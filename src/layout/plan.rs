@@ -149,17 +149,23 @@ pub(super) fn build_batch(
 }
 
 /// The order to start `jobs` in: for each build, the first job with a set
-/// of compile flags (`CFLAGS`: the variant's alignment, shuffle's
-/// `-ffunction-sections`) not seen before comes first, jobs that can only
-/// relink (shift, or flags already being compiled) after. Two jobs with the
-/// same flags started together would compile the same objects twice or, as
-/// the launcher compiles one object key at a time, leave a CPU waiting.
+/// of compile flags (`CFLAGS` without its alignment words, which the
+/// launcher realigns from one compile: `realign`; shuffle's
+/// `-ffunction-sections` counts) not seen before comes first, jobs that can
+/// only relink or realign after. Two jobs with the same flags started
+/// together would compile the same objects twice or, as the launcher
+/// compiles one object key at a time, leave a CPU waiting.
 fn new_compiles_first(jobs: &[BuildJob]) -> Vec<usize> {
     let flags = |j: &BuildJob| {
         j.env
             .iter()
             .find(|(k, _)| k == "CFLAGS")
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| {
+                v.split_whitespace()
+                    .filter(|w| !super::realign::is_align_word(w))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .unwrap_or_default()
     };
     let mut seen = std::collections::HashSet::new();

@@ -21,14 +21,15 @@ fn padding_objects_are_assembled_once_then_reused() {
 
 #[test]
 fn jobs_with_new_compile_flags_start_before_relink_only_ones() {
-    // seeds 1..=5 of two builds: align 16, shift only, align 16 again,
-    // align 32, shift only.
+    // seeds 1..=5 of two builds: align 16 shuffled, shift only, align 16
+    // shuffled again, align 32 shuffled, shuffle alone. Alignment words do
+    // not make a compile (the launcher realigns), -ffunction-sections does.
     let cflags = [
-        "-falign-functions=16",
+        "-falign-functions=16 -ffunction-sections",
         "",
-        "-falign-functions=16",
-        "-falign-functions=32",
-        "",
+        "-falign-functions=16 -ffunction-sections",
+        "-falign-functions=32 -ffunction-sections",
+        "-ffunction-sections",
     ];
     let mut jobs = Vec::new();
     for build in 0..2 {
@@ -54,13 +55,13 @@ fn jobs_with_new_compile_flags_start_before_relink_only_ones() {
         [
             (0, 1),
             (0, 2),
-            (0, 4),
             (1, 1),
             (1, 2),
-            (1, 4),
             (0, 3),
+            (0, 4),
             (0, 5),
             (1, 3),
+            (1, 4),
             (1, 5)
         ]
     );

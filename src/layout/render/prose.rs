@@ -625,11 +625,16 @@ pub fn time(report: &LayoutReport) -> Option<String> {
     }
     let split = if launched.compiles + launched.compile_hits + launched.links > 0 {
         format!(
-            " ({} compile{} {:.1} s, {} from the cache; {} link{} {:.1} s; summed over parallel jobs)",
+            " ({} compile{} {:.1} s, {} from the cache{}; {} link{} {:.1} s; summed over parallel jobs)",
             launched.compiles,
             if launched.compiles == 1 { "" } else { "s" },
             launched.compile_s,
             launched.compile_hits,
+            if launched.realigned > 0 {
+                format!(", {} realigned", launched.realigned)
+            } else {
+                String::new()
+            },
             launched.links,
             if launched.links == 1 { "" } else { "s" },
             launched.link_s
