@@ -318,14 +318,8 @@ pub fn run(
             if realigned.done {
                 counts.realigned += 1;
             } else {
-                let mut compile = vec![argv[0].clone()];
-                compile.extend(call.compile_flags.iter().cloned());
-                compile.extend([
-                    "-c".into(),
-                    source.clone(),
-                    "-o".into(),
-                    object.display().to_string(),
-                ]);
+                let compile =
+                    realign::command(&argv[0], &call.compile_flags, "-c", source, &object);
                 exec(&compile, env, cwd, timeout)?;
                 counts.compiles += 1;
             }
@@ -388,14 +382,7 @@ fn object_keys(
         cwd.join(source)
     } else {
         let preprocessed = scratch.path().join("pre.i");
-        let mut pre = vec![argv[0].clone()];
-        pre.extend(call.compile_flags.iter().cloned());
-        pre.extend([
-            "-E".into(),
-            source.to_string(),
-            "-o".into(),
-            preprocessed.display().to_string(),
-        ]);
+        let pre = realign::command(&argv[0], &call.compile_flags, "-E", source, &preprocessed);
         exec_quiet(&pre, env, cwd, timeout)?;
         preprocessed
     };

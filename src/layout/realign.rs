@@ -170,6 +170,26 @@ int ghostbench_switch(int k, int n) { int s = 0; do { switch (k++ & 7) { case 0:
 int main(int argc, char **argv) { int a[64]; (void)argv; for (int i = 0; i < 64; i++) a[i] = i - argc; if (argc > 3) ghostbench_fail("y"); return ghostbench_sum(a, 64) + ghostbench_branchy(a, 64) + ghostbench_nested(argc * 10) + ghostbench_switch(argc, 100); }
 "#;
 
+/// `PROGRAM FLAGS… MODE INPUT -o OUTPUT`: a compiler command (MODE is `-c`,
+/// `-S` or `-E`).
+pub fn command(
+    program: &str,
+    flags: &[String],
+    mode: &str,
+    input: &str,
+    output: &Path,
+) -> Vec<String> {
+    let mut argv = vec![program.to_string()];
+    argv.extend(flags.iter().cloned());
+    argv.extend([
+        mode.to_string(),
+        input.to_string(),
+        "-o".into(),
+        output.display().to_string(),
+    ]);
+    argv
+}
+
 /// How the launcher runs a compiler command for a job: true when it exited
 /// 0; `forward` passes its output on as a real compile's would be.
 pub trait Runner {
@@ -215,14 +235,7 @@ impl Job<'_> {
             let slot = cache::key_lock(self.asm_key);
             let _compiling = slot.lock().unwrap_or_else(|e| e.into_inner());
             if !(reuse && cache.fetch(Kind::Assembly, self.asm_key, &marked)) {
-                let mut compile = vec![self.program.clone()];
-                compile.extend(self.marked.iter().cloned());
-                compile.extend([
-                    "-S".into(),
-                    self.source.to_string(),
-                    "-o".into(),
-                    marked.display().to_string(),
-                ]);
+                let compile = command(self.program, self.marked, "-S", self.source, &marked);
                 result.compiled = true;
                 if !runner.run(&compile, true) {
                     return result;
@@ -240,14 +253,13 @@ impl Job<'_> {
         if std::fs::write(&assembly, text).is_err() {
             return result;
         }
-        let mut assemble = vec![self.program.clone()];
-        assemble.extend(self.rest.iter().cloned());
-        assemble.extend([
-            "-c".into(),
-            assembly.display().to_string(),
-            "-o".into(),
-            self.object.display().to_string(),
-        ]);
+        let assemble = command(
+            self.program,
+            self.rest,
+            "-c",
+            &assembly.display().to_string(),
+            self.object,
+        );
         result.done = runner.run(&assemble, false);
         let _ = std::fs::remove_file(&assembly);
         let _ = std::fs::remove_file(&marked);
@@ -320,15 +332,15 @@ impl Job<'_> {
         std::fs::write(&source, PROBE).ok()?;
         let assemble = |flags: Vec<String>, name: &str| -> Option<String> {
             let out = self.scratch.join(name);
-            let mut argv = vec![self.program.clone()];
-            argv.extend(flags);
-            argv.extend([
-                "-w".into(),
-                "-S".into(),
-                source.display().to_string(),
-                "-o".into(),
-                out.display().to_string(),
-            ]);
+            let mut flags = flags;
+            flags.push("-w".into());
+            let argv = command(
+                self.program,
+                &flags,
+                "-S",
+                &source.display().to_string(),
+                &out,
+            );
             runner.run(&argv, false).then_some(())?;
             std::fs::read_to_string(&out).ok()
         };
