@@ -13,11 +13,13 @@
 //! Indirect jumps (jump tables) are not followed: as for the straight-line walk
 //! before, a join reached only through one is not seen.
 
+use super::sole::{Part, SoleWriters};
 use super::spill::{spilled, stack_escapes};
 use super::track::induction;
 use super::types::{Link, LockSite};
-use super::write::{full, write_of, writes, Write};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, OpKind, Register};
+pub(super) use super::write::PerCpu;
+use super::write::{dwarf_register, full, jump_target, write_of, writes, Write};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Register};
 
 /// A range of code to decode: one function, or a whole section without symbols.
 pub(super) struct Chunk<'a> {
@@ -27,20 +29,10 @@ pub(super) struct Chunk<'a> {
     /// The chunk starts at a function symbol whose registers on entry are its
     /// arguments (not a compiler clone such as `.constprop.0`, whose are not known).
     pub(super) entry: bool,
+    /// The chunk is a whole function (not a `.cold` part, not code between symbols).
+    pub(super) whole: bool,
     /// Where the kernel keeps each CPU's per-CPU offset (see `PerCpu`).
     pub(super) per_cpu: PerCpu,
-}
-
-/// The Linux kernel's per-CPU offsets, from the symbol table: `per_cpu_ptr(&v, cpu)`
-/// is `mov $v,%rax; add __per_cpu_offset(,%rdx,8),%rax` and `this_cpu_ptr(&v)` is
-/// `add %gs:this_cpu_off,%rax`: the value stays a pointer to `v` (one CPU's copy,
-/// laid out the same), so the walk goes on through the add.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct PerCpu {
-    /// The address of `__per_cpu_offset` (an array indexed by CPU).
-    pub(super) offsets: Option<u64>,
-    /// The per-CPU address of `this_cpu_off` (read through `%gs:`).
-    pub(super) this_cpu_off: Option<u64>,
 }
 
 /// Instructions looked back over from a site for where its registers came from
@@ -63,27 +55,13 @@ struct Level {
     over_join: bool,
 }
 
-/// Where a direct jump or conditional branch goes (calls return to the next
-/// instruction, so their targets are function entries, not join points).
-pub(super) fn jump_target(i: &Instruction) -> Option<u64> {
-    match i.flow_control() {
-        FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch
-            if matches!(
-                i.op0_kind(),
-                OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
-            ) =>
-        {
-            Some(i.near_branch_target())
-        }
-        _ => None,
-    }
-}
-
 /// Each site of `chunk` given the chain of its base register and the constant
-/// its index register carries folded in; `code` is the whole chunk, decoded.
+/// its index register carries folded in; `code` is the whole chunk, decoded;
+/// `cold`, its `.cold` part, and `foreign`, the jumps between functions (`sole`).
 pub(super) fn chains(
     chunk: &Chunk<'_>,
     code: &[Instruction],
+    (cold, foreign): (Option<&Part>, &[u64]),
     mut sites: Vec<LockSite>,
     outside: &[u64],
 ) -> Vec<LockSite> {
@@ -100,14 +78,20 @@ pub(super) fn chains(
             .map(|&t| (t, usize::MAX)),
     );
     jumps.sort_unstable();
+    let mut factory = InstructionInfoFactory::new();
+    let hot = Part {
+        address: chunk.address,
+        end: chunk.address + chunk.bytes.len() as u64,
+        code: Vec::new(),
+    };
     let walk = Walk {
         code,
         jumps: &jumps,
         entry: chunk.entry,
         per_cpu: chunk.per_cpu,
         escapes: stack_escapes(code),
+        sole: SoleWriters::of(code, &hot, cold, chunk.whole, foreign, &mut factory),
     };
-    let mut factory = InstructionInfoFactory::new();
     for site in &mut sites {
         let Ok(at) = code.binary_search_by_key(&site.address, |i| i.ip()) else {
             continue;
@@ -138,6 +122,8 @@ struct Walk<'c> {
     per_cpu: PerCpu,
     /// The chunk's stack addresses escape (`spill::stack_escapes`).
     escapes: bool,
+    /// The registers one instruction of the whole function writes (`sole`).
+    sole: SoleWriters,
 }
 
 impl Walk<'_> {
@@ -285,18 +271,23 @@ impl Walk<'_> {
                 None => {
                     // A loop head: an induction register goes on before the loop,
                     // with an index of its stride.
-                    let Some(head) = joined_at else { break };
-                    let stride =
+                    let stride = joined_at.and_then(|head| {
                         induction(self.code, head, self.sources(head), 4 * LOOKBACK, |i| {
                             writes(i, register, factory).then(|| match write_of(i, register) {
                                 Write::AddSelf(k) => Some(k),
                                 _ => None,
                             })
-                        });
-                    let Some(r) = dwarf_register(register) else {
+                        })
+                    });
+                    let (Some(head), Some(r)) = (joined_at, dwarf_register(register)) else {
+                        // The look-back spent, the chunk's start: the one writer.
+                        self.sole(register, offset, index, joins, links, paths, factory);
                         break;
                     };
                     let Some(stride) = stride else {
+                        // The register's one writer in the function, where the
+                        // rest of the chain says nothing.
+                        self.sole(register, offset, index, joins, links, paths, factory);
                         // Any other join: every way into it, when they are few.
                         let here = Level {
                             at: head,
@@ -465,6 +456,43 @@ impl Walk<'_> {
         }
     }
 
+    /// Where the walk stops without a source, and the function has one writer of
+    /// `register` (`sole`): that writer's chain as a way of its own, which the
+    /// chain falls back on when the rest of it says nothing (`Link::Sole`).
+    #[allow(clippy::too_many_arguments)]
+    fn sole(
+        &self,
+        register: Register,
+        offset: i64,
+        index: bool,
+        joins: usize,
+        links: &mut Vec<Link>,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) {
+        let Some(w) = self.sole.of_register(register).filter(|_| joins < JOINS) else {
+            return;
+        };
+        // From just after the writer, stepping over any join there: the walk
+        // meets the writer first.
+        let from = Level {
+            at: w + 1,
+            register,
+            offset,
+            index,
+            over_join: true,
+        };
+        let mut way = Vec::new();
+        self.level(from, joins + 1, &mut way, paths, factory);
+        if let Ok(n) = u32::try_from(paths.len()) {
+            links.push(Link::Sole {
+                address: self.code[w].ip(),
+                way: n,
+            });
+            paths.push(way);
+        }
+    }
+
     /// The ways into the join point `here.at` for `here.register`, each walked back
     /// as a chain of its own into `paths`: each jump to it (from the end of the
     /// jump), and the code falling into it. A back edge whose loop body leaves the
@@ -566,27 +594,4 @@ impl Walk<'_> {
         }
         k
     }
-}
-
-/// The x86-64 DWARF register number of a 64-bit general register (System V psABI).
-pub(super) fn dwarf_register(r: Register) -> Option<u16> {
-    Some(match r {
-        Register::RAX => 0,
-        Register::RDX => 1,
-        Register::RCX => 2,
-        Register::RBX => 3,
-        Register::RSI => 4,
-        Register::RDI => 5,
-        Register::RBP => 6,
-        Register::RSP => 7,
-        Register::R8 => 8,
-        Register::R9 => 9,
-        Register::R10 => 10,
-        Register::R11 => 11,
-        Register::R12 => 12,
-        Register::R13 => 13,
-        Register::R14 => 14,
-        Register::R15 => 15,
-        _ => return None,
-    })
 }

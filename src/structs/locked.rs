@@ -10,8 +10,10 @@
 //! those functions, so the extra cost stays with the code already being mapped.
 
 use super::cfa::{self, Cfa};
-use super::chain::{chains, dwarf_register, jump_target, Chunk, PerCpu};
+use super::chain::{chains, Chunk, PerCpu};
+use super::sole::{Functions, Part};
 use super::types::{all_links, Link, LockSite};
+use super::write::{dwarf_register, jump_target};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 use rayon::prelude::*;
@@ -86,6 +88,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
             };
             if next > at {
                 let entry = !name.is_empty() && !name.contains('.') && name.len() < 4096;
+                let whole = !name.is_empty() && !name.contains(".cold");
                 functions.push(name);
                 let lo = (at - start) as usize;
                 let hi = (next - start) as usize;
@@ -94,6 +97,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
                     bytes: &data[lo..hi],
                     name: (functions.len() - 1) as u32,
                     entry,
+                    whole,
                     per_cpu,
                 });
             }
@@ -116,6 +120,8 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
     let mut outside: Vec<u64> = found.iter().flat_map(|f| f.2.iter().copied()).collect();
     outside.sort_unstable();
     outside.dedup();
+    let name = |k: usize| functions[chunks[k].name as usize].as_str();
+    let whole = Functions::new(name, chunks.len(), found.iter().map(|f| (f.0, &f.2[..])));
     // Pass 2: the chunks with sites again, whole, for each site's chain, with
     // their plain stores (only where something is locked: that DWARF is read anyway).
     let mut sites: Vec<LockSite> = found
@@ -124,9 +130,20 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .flat_map_iter(|(k, mut sites, _)| {
             let chunk = &chunks[k];
             let code = decoded(chunk);
+            let part = whole.cold_part(name(k)).map(|c| Part {
+                address: chunks[c].address,
+                end: chunks[c].address + chunks[c].bytes.len() as u64,
+                code: decoded(&chunks[c]),
+            });
             sites.extend(code.iter().filter_map(|i| store(i, chunk.name)));
             sites.sort_by_key(|s| s.address);
-            chains(chunk, &code, sites, &outside)
+            chains(
+                chunk,
+                &code,
+                (part.as_ref(), &whole.foreign),
+                sites,
+                &outside,
+            )
         })
         .collect();
     sites.sort_by_key(|s| s.address);
@@ -397,10 +414,11 @@ mod tests {
             bytes,
             name: 0,
             entry: true,
+            whole: true,
             per_cpu,
         };
         let (sites, outside) = decode(&chunk);
-        chains(&chunk, &decoded(&chunk), sites, &outside)
+        chains(&chunk, &decoded(&chunk), (None, &[]), sites, &outside)
     }
 
     #[test]

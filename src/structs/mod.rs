@@ -22,6 +22,7 @@ pub mod hazards;
 pub mod layout;
 pub mod locked;
 pub mod render;
+mod sole;
 mod spill;
 pub mod suggest;
 pub mod sync;

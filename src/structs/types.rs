@@ -310,6 +310,10 @@ pub enum Link {
     /// spilled to (`structs::spill`); when the slot's memory says nothing, the
     /// level's value is that register's (`LockSite::paths[way]`).
     Spilled { way: u32 },
+    /// The walk back stopped here, and one instruction of the function (at
+    /// `address`) writes the register (`structs::sole`): when the rest of the chain
+    /// says nothing, the level's value is that writer's (`LockSite::paths[way]`).
+    Sole { address: u64, way: u32 },
 }
 
 /// Every link of `chain` and of the ways into its joins (`LockSite::paths`).
@@ -321,7 +325,7 @@ pub fn all_links<'l>(chain: &'l [Link], paths: &'l [Vec<Link>]) -> Vec<&'l Link>
             out.push(l);
             let (first, count) = match *l {
                 Link::Join { first, count, .. } => (first as usize, count as usize),
-                Link::Spilled { way } => (way as usize, 1),
+                Link::Spilled { way } | Link::Sole { way, .. } => (way as usize, 1),
                 _ => continue,
             };
             stack.extend(paths.iter().skip(first).take(count).map(Vec::as_slice));

@@ -1,6 +1,7 @@
 //! Atomics by use, step 1b's vocabulary: what one decoded instruction does to a
 //! register (`Write`: a copy, a constant added, a load from a member, a global's
-//! address, …), for the walks back from a lock site (`structs::chain`).
+//! address, …), for the walks back from a lock site (`structs::chain`); where a
+//! jump goes; a register's DWARF number; the kernel's per-CPU offsets.
 
 use iced_x86::{
     FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
@@ -175,4 +176,55 @@ pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
         Mnemonic::Dec if i.op_count() == 1 => Write::AddSelf(-1),
         _ => Write::Other,
     }
+}
+
+/// Where a direct jump or conditional branch goes (calls return to the next
+/// instruction, so their targets are function entries, not join points).
+pub(super) fn jump_target(i: &Instruction) -> Option<u64> {
+    match i.flow_control() {
+        FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch
+            if matches!(
+                i.op0_kind(),
+                OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
+            ) =>
+        {
+            Some(i.near_branch_target())
+        }
+        _ => None,
+    }
+}
+
+/// The x86-64 DWARF register number of a 64-bit general register (System V psABI).
+pub(super) fn dwarf_register(r: Register) -> Option<u16> {
+    Some(match r {
+        Register::RAX => 0,
+        Register::RDX => 1,
+        Register::RCX => 2,
+        Register::RBX => 3,
+        Register::RSI => 4,
+        Register::RDI => 5,
+        Register::RBP => 6,
+        Register::RSP => 7,
+        Register::R8 => 8,
+        Register::R9 => 9,
+        Register::R10 => 10,
+        Register::R11 => 11,
+        Register::R12 => 12,
+        Register::R13 => 13,
+        Register::R14 => 14,
+        Register::R15 => 15,
+        _ => return None,
+    })
+}
+
+/// The Linux kernel's per-CPU offsets, from the symbol table: `per_cpu_ptr(&v, cpu)`
+/// is `mov $v,%rax; add __per_cpu_offset(,%rdx,8),%rax` and `this_cpu_ptr(&v)` is
+/// `add %gs:this_cpu_off,%rax`: the value stays a pointer to `v` (one CPU's copy,
+/// laid out the same), so the walk goes on through the add.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PerCpu {
+    /// The address of `__per_cpu_offset` (an array indexed by CPU).
+    pub(super) offsets: Option<u64>,
+    /// The per-CPU address of `this_cpu_off` (read through `%gs:`).
+    pub(super) this_cpu_off: Option<u64>,
 }

@@ -6,7 +6,9 @@
 //! held on entry to the function. At a join point (`Link::Join`) every way in is
 //! traced, and the value is known only when all of them say the same type, offset
 //! and mapping. A reload from a stack slot is what the slot's variable says, else
-//! what the register spilled there says (`Link::Spilled`). A chain that reaches none of these maps to nothing.
+//! what the register spilled there says (`Link::Spilled`). Where the rest of a chain
+//! says nothing, the register's one writer in the function says it (`Link::Sole`).
+//! A chain that reaches none of these maps to nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame, Loc, Var};
@@ -115,14 +117,23 @@ impl<'a> Builder<'a, '_> {
                         via: None,
                     });
                 }
-                Link::Spilled { way } => {
+                Link::Spilled { way } | Link::Sole { way, .. } => {
                     // The slot's memory first (a variable there), then the
-                    // register spilled to it.
+                    // register spilled to it; the rest of the chain first, then
+                    // the register's one writer in the function.
                     let rest = self.trace(&links[k + 1..], paths, frames, ctx);
                     let t = match (rest, paths.get(way as usize)) {
                         (Ok(t), _) => Ok(t),
-                        (Err(e), Some(spilled)) => {
-                            self.trace(spilled, paths, frames, ctx).map_err(|_| e)
+                        (Err(e), Some(other)) => {
+                            let mut t = self.trace(other, paths, frames, ctx).map_err(|_| e)?;
+                            if let Link::Sole { address, .. } = *link {
+                                let sole = format!("the register's one writer, at {address:#x}");
+                                t.via = Some(match t.via {
+                                    Some(v) => format!("{sole}; {v}"),
+                                    None => sole,
+                                });
+                            }
+                            Ok(t)
                         }
                         (Err(e), None) => Err(e),
                     };
