@@ -3,7 +3,7 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, read_code_attrs, Attrs, Str};
+use super::attrs::{read_attrs, read_code_attrs, read_record_attrs, Attrs, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
@@ -246,7 +246,7 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Scope(Some(self.scopes.len() - 1))
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = read_record_attrs(entries, abbrev)?;
                 Ctx::Record(self.record(tag, a, offset))
             }
             dw::DW_TAG_member | dw::DW_TAG_inheritance => match parent {
