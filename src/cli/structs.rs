@@ -118,9 +118,14 @@ pub fn execute(options: &StructsOptions, view: &View, output: &OutputArgs) -> Re
         // One struct's (or a few structs') findings: their evidence in full.
         evidence: view.hazards_only && options.filter.is_some(),
     };
-    super::output::print_terminal(&text::render(&report, shown, color), color);
     let files = output.files().with(Format::Sarif, view.sarif.as_ref());
-    write("structs", FORMATS, files, &report)?;
+    // The terminal text and the report files are independent: made side by side.
+    let (text, written) = rayon::join(
+        || text::render(&report, shown, color),
+        || write("structs", FORMATS, files, &report),
+    );
+    super::output::print_terminal(&text, color);
+    written?;
     if !report.missing_split_units.is_empty() {
         // Part of the debug info is missing: what was read is shown, but
         // "no hazards" would be a claim about types never seen.

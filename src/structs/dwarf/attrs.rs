@@ -1,7 +1,8 @@
 //! The attributes of one DIE that type reading needs, read in one pass over its
-//! abbreviation: names stay unresolved (`Str`, defined here so that `table` and the
-//! builder depend on this file and never the reverse), references become unit
-//! offsets, and DWARF 2 `DW_OP_plus_uconst` member locations become plain offsets.
+//! abbreviation; the ones it does not keep are skipped unparsed, a run at a time.
+//! Names stay unresolved (`Str`, defined here so that `table` and the builder
+//! depend on this file and never the reverse), references become unit offsets,
+//! and DWARF 2 `DW_OP_plus_uconst` member locations become plain offsets.
 
 use super::Slice;
 use anyhow::Result;
@@ -58,7 +59,16 @@ pub(super) fn read_attrs<'a>(
     entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
     abbrev: &gimli::Abbreviation,
 ) -> Result<Attrs<'a>> {
-    read(entries, abbrev, None)
+    read(entries, abbrev, None, false)
+}
+
+/// `read_attrs` plus where the record is declared (`decl_file`, `decl_line`),
+/// which only records keep.
+pub(super) fn read_record_attrs<'a>(
+    entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+    abbrev: &gimli::Abbreviation,
+) -> Result<Attrs<'a>> {
+    read(entries, abbrev, None, true)
 }
 
 /// `read_attrs` plus the code and location attributes.
@@ -67,18 +77,62 @@ pub(super) fn read_code_attrs<'a>(
     abbrev: &gimli::Abbreviation,
 ) -> Result<(Attrs<'a>, CodeAttrs<'a>)> {
     let mut code = CodeAttrs::default();
-    let a = read(entries, abbrev, Some(&mut code))?;
+    let a = read(entries, abbrev, Some(&mut code), false)?;
     Ok((a, code))
+}
+
+/// Whether `read` keeps attribute `name` (with the code attributes, with the
+/// declaring file and line); the others are skipped unparsed, a run at a time.
+fn wanted(name: gimli::DwAt, code: bool, decl: bool) -> bool {
+    match name {
+        dw::DW_AT_name
+        | dw::DW_AT_byte_size
+        | dw::DW_AT_bit_size
+        | dw::DW_AT_data_bit_offset
+        | dw::DW_AT_bit_offset
+        | dw::DW_AT_data_member_location
+        | dw::DW_AT_type
+        | dw::DW_AT_sibling
+        | dw::DW_AT_alignment
+        | dw::DW_AT_count
+        | dw::DW_AT_upper_bound
+        | dw::DW_AT_lower_bound
+        | dw::DW_AT_const_value
+        | dw::DW_AT_declaration
+        | dw::DW_AT_external
+        | dw::DW_AT_prototyped
+        | dw::DW_AT_encoding => true,
+        dw::DW_AT_decl_file | dw::DW_AT_decl_line => decl,
+        dw::DW_AT_specification
+        | dw::DW_AT_low_pc
+        | dw::DW_AT_high_pc
+        | dw::DW_AT_ranges
+        | dw::DW_AT_location => code,
+        _ => false,
+    }
 }
 
 fn read<'a>(
     entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
     abbrev: &gimli::Abbreviation,
     mut code: Option<&mut CodeAttrs<'a>>,
+    decl: bool,
 ) -> Result<Attrs<'a>> {
     let mut a = Attrs::default();
-    for spec in abbrev.attributes() {
-        let attr = entries.read_attribute(*spec)?;
+    let specs = abbrev.attributes();
+    let with_code = code.is_some();
+    let mut k = 0;
+    while k < specs.len() {
+        if !wanted(specs[k].name(), with_code, decl) {
+            let start = k;
+            while k < specs.len() && !wanted(specs[k].name(), with_code, decl) {
+                k += 1;
+            }
+            entries.skip_attributes(&specs[start..k])?;
+            continue;
+        }
+        let attr = entries.read_attribute(specs[k])?;
+        k += 1;
         match attr.name() {
             dw::DW_AT_name => a.name = Some(Str::Attr(attr.value())),
             dw::DW_AT_byte_size => a.byte_size = attr.udata_value(),

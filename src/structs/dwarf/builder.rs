@@ -4,7 +4,7 @@
 //! further `impl Builder` blocks in their own files beside this one.
 
 use super::attrs::Str;
-use super::table::{resolve, Node, Qual, Record, Table};
+use super::table::{resolve, MemberNode, Node, Qual, Record, Table};
 use super::{Dwarf, Seen, Unit, UnitResult};
 use crate::structs::types::ArrayUse;
 use gimli::constants as dw;
@@ -25,8 +25,8 @@ pub(super) struct Builder<'a, 'd> {
     packed_memo: Vec<u8>,
     /// 0 = not yet known, 1 = neither, 2 = atomic, 3 = lock.
     pub(super) sync_memo: Vec<u8>,
-    /// The unit's line-table file names, read on the first `decl_file` asked for.
-    pub(super) files: Option<HashMap<u64, String>>,
+    /// The unit's line-table file names, each read the first time it is asked for.
+    pub(super) files: HashMap<u64, Option<String>>,
     /// How many anonymous records deep `layout` is (they are laid out inline).
     pub(super) inline_depth: u32,
     /// pahole's natural alignment of each node, 0 = not yet known.
@@ -44,7 +44,7 @@ impl<'a, 'd> Builder<'a, 'd> {
             align_memo: vec![UNKNOWN; n],
             packed_memo: vec![0; n],
             sync_memo: vec![0; n],
-            files: None,
+            files: HashMap::new(),
             inline_depth: 0,
             natural_memo: vec![0; n],
         };
@@ -264,7 +264,7 @@ impl<'a, 'd> Builder<'a, 'd> {
         let mut natural = 1;
         let mut packed = false;
         for k in 0..count {
-            let m = &self.record(i).members[k];
+            let m = self.member_node(i, k);
             let (ty, location, bitfield, member_align) =
                 (m.ty, m.location, m.bit_size.is_some(), m.alignment);
             let a = match self.target(ty) {
@@ -289,6 +289,16 @@ impl<'a, 'd> Builder<'a, 'd> {
             self.record_natural(i, 0);
         }
         self.packed_memo[i] == 2
+    }
+
+    /// Member `k` of record `i`.
+    pub(super) fn member_node(&self, i: usize, k: usize) -> &MemberNode<'a> {
+        &self.t.members[self.record(i).members.start + k]
+    }
+
+    /// The members of record `r`.
+    pub(super) fn members_of(&self, r: &Record<'a>) -> &[MemberNode<'a>] {
+        &self.t.members[r.members.clone()]
     }
 
     /// The record at `i`, which the caller has just matched as one.
@@ -348,8 +358,7 @@ impl<'a, 'd> Builder<'a, 'd> {
         uses: &mut Vec<ArrayUse>,
     ) {
         let tys: Vec<(Option<u64>, bool)> = self
-            .record(i)
-            .members
+            .members_of(self.record(i))
             .iter()
             .map(|m| (m.ty, m.bit_size.is_some()))
             .collect();

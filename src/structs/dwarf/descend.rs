@@ -109,8 +109,8 @@ impl Builder<'_, '_> {
                             at,
                         });
                     }
-                    let members: Vec<(Option<String>, usize, u64)> = r
-                        .members
+                    let members: Vec<(Option<String>, usize, u64)> = self
+                        .members_of(r)
                         .iter()
                         .filter(|m| m.bit_size.is_none())
                         .filter_map(|m| {
@@ -185,8 +185,8 @@ impl Builder<'_, '_> {
         }
         let ty = self.strip(ty);
         let members: Vec<(usize, u64)> = match &self.t.nodes[ty] {
-            Node::Record(r) => r
-                .members
+            Node::Record(r) => self
+                .members_of(r)
                 .iter()
                 .filter(|m| m.bit_size.is_none())
                 .filter_map(|m| Some((self.target(m.ty)?, m.location.unwrap_or(0))))

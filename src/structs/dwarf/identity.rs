@@ -26,7 +26,7 @@ impl Builder<'_, '_> {
             _ => 0,
         };
         for k in 0..count {
-            let m = &self.record(i).members[k];
+            let m = self.member_node(i, k);
             hash_str(m.name, &mut h);
             let place = (
                 m.location,

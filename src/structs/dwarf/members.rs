@@ -64,7 +64,7 @@ impl Builder<'_, '_> {
 
     /// Member `k` of record `i`.
     fn member(&mut self, i: usize, k: usize) -> Member {
-        let m = &self.record(i).members[k];
+        let m = self.member_node(i, k);
         let (name, ty, bit_size, member_align, base) =
             (m.name, m.ty, m.bit_size, m.alignment, m.base);
         let text = MemberText {
@@ -86,7 +86,7 @@ impl Builder<'_, '_> {
                 sync: None,
             },
         };
-        let place = self.place(&self.record(i).members[k], t.size);
+        let place = self.place(self.member_node(i, k), t.size);
         Member {
             name: name.map(|n| self.text(n)).unwrap_or_default(),
             type_name: t.name,
@@ -210,7 +210,7 @@ impl Builder<'_, '_> {
             },
             // A record: its widest member (explicit alignments and packing aside).
             Node::Record(r) => {
-                let tys: Vec<Option<u64>> = r.members.iter().map(|m| m.ty).collect();
+                let tys: Vec<Option<u64>> = self.members_of(r).iter().map(|m| m.ty).collect();
                 let mut best = 1;
                 for ty in tys {
                     if let Some(t) = self.target(ty) {
@@ -254,7 +254,11 @@ impl Builder<'_, '_> {
         if kind == crate::structs::types::RecordKind::Union {
             return false;
         }
-        let members: Vec<Option<u64>> = self.record(i).members.iter().map(|m| m.ty).collect();
+        let members: Vec<Option<u64>> = self
+            .members_of(self.record(i))
+            .iter()
+            .map(|m| m.ty)
+            .collect();
         let mut largest = 1;
         for (k, ty) in members.iter().enumerate() {
             let Some(t) = self.target(*ty) else { continue };
@@ -264,7 +268,7 @@ impl Builder<'_, '_> {
             }
             largest = largest.max(natural);
             let type_size = self.size(t, 0);
-            let offset = self.place(&self.record(i).members[k], type_size).offset;
+            let offset = self.place(self.member_node(i, k), type_size).offset;
             if offset % natural != 0 {
                 return true;
             }
@@ -302,9 +306,9 @@ impl Builder<'_, '_> {
             _ => return 0,
         };
         let Some(k) = last else { return 0 };
-        let ty = self.record(j).members[k].ty;
+        let ty = self.member_node(j, k).ty;
         let type_size = self.target(ty).map_or(0, |t| self.size(t, 0));
-        let place = self.place(&self.record(j).members[k], type_size);
+        let place = self.place(self.member_node(j, k), type_size);
         let end = (place.offset + place.size).min(size);
         size - end
     }

@@ -3,7 +3,6 @@
 
 use super::builder::{Builder, MAX_DEPTH};
 use super::table::{Node, Qual, Record};
-use std::collections::HashMap;
 
 impl<'a> Builder<'a, '_> {
     /// `scope::name`, or the typedef name of an anonymous record.
@@ -166,42 +165,39 @@ impl<'a> Builder<'a, '_> {
         (ret, list.join(", "))
     }
 
-    /// The path of file `index` of the unit's line table (`dir/name`).
+    /// The path of file `index` of the unit's line table (`dir/name`), read the first
+    /// time it is asked for (a unit names hundreds of files; its records few).
     pub(super) fn file_name(&mut self, index: u64) -> Option<String> {
-        if self.files.is_none() {
-            self.files = Some(self.line_table_files());
+        if let Some(known) = self.files.get(&index) {
+            return known.clone();
         }
-        self.files.as_ref().and_then(|f| f.get(&index).cloned())
+        let name = self.line_table_file(index);
+        self.files.insert(index, name.clone());
+        name
     }
 
-    /// Every file of the unit's line table by index (from 0 in DWARF 5, else from 1).
-    fn line_table_files(&self) -> HashMap<u64, String> {
-        let mut files = HashMap::new();
-        let Some(program) = &self.unit.line_program else {
-            return files;
-        };
+    /// File `n` of the unit's line table (numbered from 0 in DWARF 5, else from 1).
+    fn line_table_file(&self, n: u64) -> Option<String> {
+        let program = self.unit.line_program.as_ref()?;
         let header = program.header();
         let count = header.file_names().len() as u64;
         let first = if header.version() >= 5 { 0 } else { 1 };
-        for n in first..first + count {
-            let Some(file) = header.file(n) else { continue };
-            let text = |v| {
-                self.dwarf
-                    .attr_string(self.unit, v)
-                    .ok()
-                    .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
-            };
-            let Some(name) = text(file.path_name()) else {
-                continue;
-            };
-            let dir = file.directory(header).and_then(text);
-            let full = match dir {
-                Some(d) if !name.starts_with('/') && !d.is_empty() => format!("{d}/{name}"),
-                _ => name,
-            };
-            files.insert(n, full);
+        if n < first || n >= first + count {
+            return None;
         }
-        files
+        let file = header.file(n)?;
+        let text = |v| {
+            self.dwarf
+                .attr_string(self.unit, v)
+                .ok()
+                .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+        };
+        let name = text(file.path_name())?;
+        let dir = file.directory(header).and_then(text);
+        Some(match dir {
+            Some(d) if !name.starts_with('/') && !d.is_empty() => format!("{d}/{name}"),
+            _ => name,
+        })
     }
 }
 

@@ -31,31 +31,48 @@ pub fn read_binary(
         let dir = directory_of(path);
         let seen = Seen::new();
         let done = AtomicUsize::new(0);
-        let results: Vec<Result<UnitResult>> = headers
+        // Units are handed out in order, one at a time, to every thread: a type
+        // is then nearly always laid out first by the lowest unit that has it, the
+        // copy `Seen` keeps, and rarely a second time (splitting the list in
+        // halves had each thread lay out every common type once).
+        let next = AtomicUsize::new(0);
+        let read_next = |out: &mut Vec<(usize, Result<UnitResult>)>| loop {
+            let unit = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&header) = headers.get(unit) else {
+                return;
+            };
+            let offset = header
+                .offset()
+                .as_debug_info_offset()
+                .map(|o| o.0)
+                .unwrap_or(0);
+            let pass = Pass {
+                dir: &dir,
+                seen: &seen,
+                index,
+                aliases,
+            };
+            let result = read_unit(dwarf, header, package, &pass, unit).with_context(|| {
+                format!(
+                    "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
+                    path.display()
+                )
+            });
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, units);
+            out.push((unit, result));
+        };
+        let threads = rayon::current_num_threads().clamp(1, units.max(1));
+        let mut read: Vec<(usize, Result<UnitResult>)> = (0..threads)
             .into_par_iter()
-            .enumerate()
-            .map(|(unit, header)| {
-                let offset = header
-                    .offset()
-                    .as_debug_info_offset()
-                    .map(|o| o.0)
-                    .unwrap_or(0);
-                let pass = Pass {
-                    dir: &dir,
-                    seen: &seen,
-                    index,
-                    aliases,
-                };
-                let result = read_unit(dwarf, header, package, &pass, unit).with_context(|| {
-                    format!(
-                        "{}: truncated or corrupt DWARF in the unit at .debug_info+{offset:#x}",
-                        path.display()
-                    )
-                });
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, units);
-                result
+            .with_max_len(1)
+            .flat_map_iter(|_| {
+                let mut out = Vec::new();
+                read_next(&mut out);
+                out
             })
             .collect();
+        read.sort_by_key(|r| r.0);
+        let results: Vec<Result<UnitResult>> = read.into_iter().map(|r| r.1).collect();
         merge(units, results, index, &seen)
     })
 }
@@ -128,13 +145,10 @@ fn merge(
     let mut outcomes: Vec<Option<Outcome>> = vec![None; index.sites.len()];
     let mut variables: Vec<Option<VariableSite>> = vec![None; index.sites.len()];
     let mut uses = HashSet::new();
-    // Units hash names by string offset; a name stored inline in one unit and by
-    // offset in another gets past that, so drop exact duplicates here.
-    let mut exact = HashSet::new();
     for (index, result) in results.into_iter().enumerate() {
         let r = result?;
         for (id, s) in r.structs {
-            if seen.kept(id, index) && exact.insert(exact_key(&s)) {
+            if seen.kept(id, index) {
                 parsed.structs.push(s);
             }
         }
@@ -157,6 +171,18 @@ fn merge(
         parsed.lock_uses.extend(r.locks.uses);
         parsed.aliases.extend(r.aliases);
     }
+    // Units hash names by string offset; a name stored inline in one unit and by
+    // offset in another gets past that, so drop exact duplicates here (the first
+    // in unit order stays).
+    let mut exact = HashSet::with_capacity(parsed.structs.len());
+    let first: Vec<bool> = parsed
+        .structs
+        .iter()
+        .map(|s| exact.insert(exact_key(s)))
+        .collect();
+    drop(exact);
+    let mut first = first.into_iter();
+    parsed.structs.retain(|_| first.next().unwrap_or(true));
     parsed.lock_stats = stats(index, &outcomes);
     // A site two units both claim keeps the uses of its best outcome only.
     parsed
@@ -262,21 +288,21 @@ fn reason(site: &LockSite, o: Option<Outcome>) -> Unmapped {
 }
 
 /// Name, size and every member's name, place and type: equal layouts, equal keys.
-type ExactKey = (String, u64, Vec<(String, u64, u64, Option<u64>, String)>);
+type ExactKey<'s> = (&'s str, u64, Vec<(&'s str, u64, u64, Option<u64>, &'s str)>);
 
-fn exact_key(s: &StructLayout) -> ExactKey {
+fn exact_key(s: &StructLayout) -> ExactKey<'_> {
     let members = s
         .members
         .iter()
         .map(|m| {
             (
-                m.name.clone(),
+                m.name.as_str(),
                 m.offset,
                 m.size,
                 m.bit_offset,
-                m.type_name.clone(),
+                m.type_name.as_str(),
             )
         })
         .collect();
-    (s.name.clone(), s.size, members)
+    (s.name.as_str(), s.size, members)
 }

@@ -71,7 +71,7 @@ impl Builder<'_, '_> {
             _ => return,
         };
         for k in 0..count {
-            let m = &self.record(i).members[k];
+            let m = self.member_node(i, k);
             let (name, ty, location, bitfield) = (m.name, m.ty, m.location, m.bit_size.is_some());
             let name = name.map(|n| self.text(n));
             let Some(j) = self.target(ty) else { continue };
@@ -146,8 +146,8 @@ impl Builder<'_, '_> {
         }
         let s = self.strip(i);
         let children: Vec<usize> = match &self.t.nodes[s] {
-            Node::Record(r) => r
-                .members
+            Node::Record(r) => self
+                .members_of(r)
                 .iter()
                 .filter_map(|m| m.ty)
                 .filter_map(|o| self.idx(o))

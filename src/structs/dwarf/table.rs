@@ -3,11 +3,12 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, read_code_attrs, Attrs, Str};
+use super::attrs::{read_attrs, read_code_attrs, read_record_attrs, Attrs, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
 use gimli::{constants as dw, AttributeValue, DwTag};
+use std::ops::Range;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Qual {
@@ -39,7 +40,8 @@ pub(super) struct Record<'a> {
     pub size: Option<u64>,
     pub alignment: Option<u64>,
     pub declaration: bool,
-    pub members: Vec<MemberNode<'a>>,
+    /// Its data members and base classes: a range of `Table::members`.
+    pub members: Range<usize>,
     pub decl_file: Option<u64>,
     pub decl_line: Option<u64>,
 }
@@ -109,15 +111,19 @@ pub(super) type Global<'a> = (AttributeValue<Slice<'a>>, u64, Option<Str<'a>>);
 pub(super) struct Table<'a> {
     pub offsets: Vec<u64>,
     pub nodes: Vec<Node<'a>>,
+    /// Every record's members, each record's in one run (`Record::members`): one
+    /// allocation per unit rather than one per record.
+    pub members: Vec<MemberNode<'a>>,
     pub variables: Vec<Variable<'a>>,
     pub functions: Vec<Function<'a>>,
     pub globals: Vec<Global<'a>>,
 }
 
 /// What the open parent DIE is, for the children read after it.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 enum Ctx {
-    Scope(Option<String>),
+    /// A unit or a namespace (its name's index in `TableReader::scopes`).
+    Scope(Option<usize>),
     Record(usize),
     Array(usize),
     /// An anonymous enumeration type, for its enumerators.
@@ -140,11 +146,14 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         t: Table {
             offsets: Vec::new(),
             nodes: Vec::new(),
+            members: Vec::new(),
             variables: Vec::new(),
             functions: Vec::new(),
             globals: Vec::new(),
         },
         stack: Vec::new(),
+        scopes: Vec::new(),
+        open: Vec::new(),
         declared: Vec::new(),
         defined: Vec::new(),
     };
@@ -152,10 +161,12 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
     while !entries.is_empty() {
         let offset = entries.next_offset().0 as u64;
         let Some(abbrev) = entries.read_abbreviation()? else {
-            r.stack.pop();
+            if let Some(Ctx::Record(i)) = r.stack.pop() {
+                r.close(i);
+            }
             continue;
         };
-        let parent = r.stack.last().cloned();
+        let parent = r.stack.last().copied();
         let next = if matches!(parent, Some(Ctx::Skip)) {
             entries.skip_attributes(abbrev.attributes())?;
             Ctx::Skip
@@ -170,6 +181,14 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         };
         if abbrev.has_children() {
             r.stack.push(next);
+        } else if let Ctx::Record(i) = next {
+            r.close(i);
+        }
+    }
+    // Records left open by a unit that ends early keep the members read.
+    while let Some(c) = r.stack.pop() {
+        if let Ctx::Record(i) = c {
+            r.close(i);
         }
     }
     // A definition whose type is its declaration's: a global too.
@@ -188,6 +207,11 @@ struct TableReader<'a, 'd> {
     t: Table<'a>,
     /// One entry per open DIE with children.
     stack: Vec<Ctx>,
+    /// The names of the namespaces met (`Ctx::Scope`).
+    scopes: Vec<String>,
+    /// The members of the records still open, innermost last, each record's from
+    /// the start its `Record::members` holds until `close` moves them to the table.
+    open: Vec<MemberNode<'a>>,
     /// Namespace-scope variables with a type, by DIE offset (declarations among
     /// them), and definitions that take their type from one (DW_AT_specification).
     declared: Vec<(u64, u64)>,
@@ -214,14 +238,15 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_namespace => {
                 let a = read_attrs(entries, abbrev)?;
-                Ctx::Scope(Some(
+                self.scopes.push(
                     a.name
                         .map(|n| resolve(self.dwarf, self.unit, n))
                         .unwrap_or_else(|| "(anonymous namespace)".to_string()),
-                ))
+                );
+                Ctx::Scope(Some(self.scopes.len() - 1))
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = read_record_attrs(entries, abbrev)?;
                 Ctx::Record(self.record(tag, a, offset))
             }
             dw::DW_TAG_member | dw::DW_TAG_inheritance => match parent {
@@ -373,6 +398,7 @@ impl<'a> TableReader<'a, '_> {
             _ => RecordKind::Struct,
         };
         let scope = self.scope();
+        let start = self.open.len();
         self.push(
             offset,
             Node::Record(Box::new(Record {
@@ -383,7 +409,7 @@ impl<'a> TableReader<'a, '_> {
                 size: a.byte_size,
                 alignment: a.alignment,
                 declaration: a.declaration,
-                members: Vec::new(),
+                members: start..start,
                 decl_file: a.decl_file,
                 decl_line: a.decl_line,
             })),
@@ -398,7 +424,8 @@ impl<'a> TableReader<'a, '_> {
             return;
         }
         if let Node::Record(rec) = &mut self.t.nodes[r] {
-            rec.members.push(MemberNode {
+            rec.members.end += 1;
+            self.open.push(MemberNode {
                 name: a.name,
                 ty: a.ty,
                 location: a.location,
@@ -413,6 +440,16 @@ impl<'a> TableReader<'a, '_> {
                 alignment: a.alignment,
                 base: tag == dw::DW_TAG_inheritance,
             });
+        }
+    }
+
+    /// Record `i`'s children are read: its members move from `open` to the table.
+    fn close(&mut self, i: usize) {
+        if let Node::Record(rec) = &mut self.t.nodes[i] {
+            let start = rec.members.start.min(self.open.len());
+            let at = self.t.members.len();
+            self.t.members.extend(self.open.drain(start..));
+            rec.members = at..self.t.members.len();
         }
     }
 
@@ -460,7 +497,7 @@ impl<'a> TableReader<'a, '_> {
         let mut parts: Vec<String> = Vec::new();
         for c in &self.stack {
             match c {
-                Ctx::Scope(Some(n)) => parts.push(n.clone()),
+                Ctx::Scope(Some(n)) => parts.push(self.scopes[*n].clone()),
                 Ctx::Record(i) => {
                     if let Node::Record(r) = &self.t.nodes[*i] {
                         if let Some(n) = r.name {
