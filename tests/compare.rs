@@ -967,7 +967,7 @@ fn no_aslr_runs_every_run_in_one_layout_and_says_so() {
     let aslr_on =
         std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").map(|v| v.trim() != "0");
     if aslr_on.unwrap_or(false) {
-        // 24 runs in 64 cache lines: all alike by chance with p = 64^-23.
+        // 24 runs in two halves of a page: all alike by chance with p = 2^-23.
         let (report, text) = run(&[]);
         assert_eq!(report["settings"]["no_aslr"], false);
         assert!(!text.contains(froze), "{text}");
