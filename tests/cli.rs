@@ -282,8 +282,11 @@ fn help_lines(verb: &str) -> Vec<(String, String)> {
 #[test]
 fn a_shared_option_reads_the_same_in_every_verb() {
     let verbs = [
-        "compare", "layout", "analyze", "probe", "demo", "code", "structs",
+        "compare", "layout", "analyze", "probe", "demo", "code", "structs", "noise",
     ];
+    // noise's own -m (it adds user+sys) and --rounds (rounds of the design's
+    // cells, not of layouts) share a name, not a meaning: left out of the check.
+    let own = [("--metric", "noise"), ("--rounds", "noise")];
     let helps: Vec<(&str, Vec<(String, String)>)> =
         verbs.iter().map(|v| (*v, help_lines(v))).collect();
     let shared = [
@@ -291,23 +294,24 @@ fn a_shared_option_reads_the_same_in_every_verb() {
         ("--higher-is-better", 3),
         ("--margin", 3),
         ("--alpha", 3),
-        ("--seed", 5),
-        ("--shell", 2),
-        ("--timeout", 2),
-        ("--pin", 2),
+        ("--seed", 6),
+        ("--shell", 3),
+        ("--timeout", 3),
+        ("--pin", 3),
         ("--layouts", 2),
         ("--max-layouts", 2),
         ("--rounds", 2),
         ("--jobs", 2),
-        ("--json", 7),
-        ("--markdown", 6),
-        ("--html", 5),
-        ("--color", 7),
-        ("--quiet", 7),
+        ("--json", 8),
+        ("--markdown", 7),
+        ("--html", 6),
+        ("--color", 8),
+        ("--quiet", 8),
     ];
     for (flag, verbs_with_it) in shared {
         let found: Vec<(&str, &str)> = helps
             .iter()
+            .filter(|(verb, _)| !own.contains(&(flag, *verb)))
             .filter_map(|(verb, lines)| {
                 lines
                     .iter()

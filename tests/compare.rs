@@ -900,3 +900,78 @@ fn higher_is_better_turns_the_throughput_and_leaves_user_time_a_cost() {
     );
     assert!(stdout.contains("higher is better on ops"), "{stdout}");
 }
+
+/// The cost values of every measured run (both sides) in a compare report.
+fn run_costs(report: &Value) -> Vec<f64> {
+    report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["warmup"] == false)
+        .map(|r| {
+            r["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"] == "cost")
+                .unwrap()["value"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// `--no-aslr` starts every run in one memory layout: the noise fixture
+/// whose printed cost is its stack address's cache line within the page
+/// prints one value in every run (the environment held too), where with
+/// ASLR on (machine-wide) it prints several; the settings say it was on,
+/// and the text and JSON notes say that it froze one layout.
+#[test]
+fn no_aslr_runs_every_run_in_one_layout_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(stack) = compile_c(&fixture("noise", "stack.c"), dir.path(), "stack") else {
+        return;
+    };
+    let stack = stack.display().to_string();
+    let run = |extra: &[&str]| {
+        let json = dir.path().join("r.json");
+        let output = ghostbench()
+            .args(["compare", &stack, &stack, "--quiet", "--color", "never"])
+            .args(["--metric", "cost=regex:cost: (\\d+)", "--no-env-jitter"])
+            .args(["--min-runs", "12", "--max-runs", "12", "--json"])
+            .arg(&json)
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.code().is_some_and(|c| c != 2), "{text}");
+        (read_json(&json), text)
+    };
+    let (report, text) = run(&["--no-aslr"]);
+    let costs = run_costs(&report);
+    assert_eq!(costs.len(), 24, "{text}");
+    assert!(costs.iter().all(|&c| c == costs[0]), "{costs:?}");
+    assert_eq!(report["settings"]["no_aslr"], true);
+    assert!(text.contains("ASLR off"), "{text}");
+    let froze = "freezing ASLR freezes one layout";
+    assert!(text.contains(froze), "{text}");
+    assert!(
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains(froze)),
+        "{}",
+        report["notes"]
+    );
+    let aslr_on =
+        std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").map(|v| v.trim() != "0");
+    if aslr_on.unwrap_or(false) {
+        // 24 runs in two halves of a page: all alike by chance with p = 2^-23.
+        let (report, text) = run(&[]);
+        assert_eq!(report["settings"]["no_aslr"], false);
+        assert!(!text.contains(froze), "{text}");
+        let costs = run_costs(&report);
+        assert!(costs.iter().any(|&c| c != costs[0]), "{costs:?}");
+    }
+}

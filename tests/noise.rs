@@ -210,3 +210,56 @@ fn bad_input_gets_one_line_and_its_exit_code() {
     assert_eq!(code, 3, "a failing command is a failed run: {text}");
     assert!(text.contains("FAILED"), "{text}");
 }
+
+/// The renderers agree: every share (value and interval, as the text
+/// prints them) and the runs a plain and the quietest run need are in the
+/// terminal text and the Markdown as the JSON has them.
+#[test]
+fn text_json_and_markdown_carry_the_same_shares_and_recommendation() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile_c(&fixture("noise", "stack.c"), dir.path(), "stack") else {
+        return;
+    };
+    let md = dir.path().join("noise.md");
+    let (code, report, text) = noise(
+        dir.path(),
+        &program,
+        &[
+            "-m",
+            COST,
+            "--rounds",
+            "10",
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    // Markdown escapes the intervals' brackets.
+    let markdown = std::fs::read_to_string(&md)
+        .unwrap()
+        .replace("\\[", "[")
+        .replace("\\]", "]");
+    let percent = |x: f64| format!("{:.0}%", x * 100.0);
+    let cost = metric(&report, "cost");
+    assert_eq!(cost["decomposed"], true, "{text}");
+    for s in cost["shares"].as_array().unwrap() {
+        let e = &s["share"];
+        let words = format!(
+            "[{}, {}]",
+            percent(e["low"].as_f64().unwrap()),
+            percent(e["high"].as_f64().unwrap())
+        );
+        let value = percent(e["value"].as_f64().unwrap());
+        for (name, out) in [("text", &text), ("markdown", &markdown)] {
+            assert!(
+                out.contains(&words) && out.contains(&value),
+                "{name}: {s}\n{out}"
+            );
+        }
+    }
+    for key in ["default_runs", "quiet_runs"] {
+        let runs = format!("about {} runs per command", cost[key]);
+        assert!(text.contains(&runs), "{key}: {text}");
+        assert!(markdown.contains(&runs), "{key}: {markdown}");
+    }
+}

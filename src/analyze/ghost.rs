@@ -255,6 +255,7 @@ pub fn compare(
         env_jitter: settings.env_jitter.unwrap_or(false),
         spawn_correction: settings.spawn_correction.unwrap_or(false),
         pin: settings.pin.map(|p| p as usize),
+        no_aslr: settings.no_aslr.unwrap_or(false),
         prepare: hook("prepare", &settings.prepare),
         setup: hook("setup", &settings.setup),
         cleanup: hook("cleanup", &settings.cleanup),

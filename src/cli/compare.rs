@@ -47,6 +47,10 @@ pub struct CompareArgs {
     /// Do not vary the environment size between runs.
     #[arg(long)]
     pub no_env_jitter: bool,
+    /// Turn ASLR off for every run (ADDR_NO_RANDOMIZE through personality(2),
+    /// as `setarch -R`): less noise, but one memory layout (see `layout`).
+    #[arg(long)]
+    pub no_aslr: bool,
     /// Keep raw wall times instead of subtracting the process-start overhead.
     #[arg(long)]
     pub no_spawn_correction: bool,
@@ -175,6 +179,7 @@ impl CompareArgs {
             env_jitter: !self.no_env_jitter,
             spawn_correction: !self.no_spawn_correction,
             pin,
+            no_aslr: self.no_aslr,
             prepare: hook("prepare", &self.prepare)?,
             setup: hook("setup", &self.setup)?,
             cleanup: hook("cleanup", &self.cleanup)?,

@@ -113,6 +113,9 @@ pub fn run_with(
     let runs = std::mem::take(&mut state.runs);
     let measured: Vec<&RunRecord> = runs.iter().filter(|r| !r.warmup).collect();
     let counter_report = counter_report(options.counters, counters, &measured);
+    if options.no_aslr {
+        notes.push(Note::AslrOff);
+    }
     if options.env_jitter {
         notes.push(Note::EnvironmentJitter {
             max_bytes: crate::run::JITTER_MAX_BYTES - 1,

@@ -71,6 +71,9 @@ pub struct CompareOptions {
     pub env_jitter: bool,
     pub spawn_correction: bool,
     pub pin: Option<usize>,
+    /// `--no-aslr`: every run starts with `ADDR_NO_RANDOMIZE` (personality(2)),
+    /// so in one fixed memory layout.
+    pub no_aslr: bool,
     #[serde(serialize_with = "command_text")]
     pub prepare: Option<CommandSpec>,
     /// Run once before the first run, and once after the last.
@@ -112,7 +115,7 @@ impl CompareOptions {
     /// measured alone): these options' run settings, `counters`, and the runner's
     /// own stream of the seed.
     pub(crate) fn runner(&self, counters: Vec<CounterKind>) -> anyhow::Result<Runner> {
-        Runner::new(
+        let mut runner = Runner::new(
             RunnerOptions {
                 pin: self.pin,
                 timeout: self.timeout,
@@ -124,7 +127,9 @@ impl CompareOptions {
                 input: self.input.clone(),
             },
             ChaCha8Rng::seed_from_u64(self.seed ^ 0x6a09_e667_f3bc_c908),
-        )
+        )?;
+        runner.set_no_aslr(self.no_aslr);
+        Ok(runner)
     }
 
     /// The command line's defaults for two commands: `wall`, ±1%, α = 0.05,
@@ -145,6 +150,7 @@ impl CompareOptions {
             env_jitter: true,
             spawn_correction: true,
             pin: None,
+            no_aslr: false,
             prepare: None,
             setup: None,
             cleanup: None,
@@ -400,6 +406,8 @@ pub enum Note {
     /// Every run had an environment variable of random length (`run::JITTER_VARIABLE`,
     /// 0 to `max_bytes` bytes), recorded per run.
     EnvironmentJitter { max_bytes: usize },
+    /// `--no-aslr`: every run had ASLR off, so one memory layout.
+    AslrOff,
     /// A is a stored baseline (`--baseline NAME`): which one, and how its
     /// side was measured. The JSON document carries it as `baseline` too.
     Baseline(BaselineUse),

@@ -29,6 +29,10 @@ pub struct CompareSettings {
     pub env_jitter: Option<bool>,
     pub spawn_correction: Option<bool>,
     pub pin: Option<u64>,
+    /// `--no-aslr` (absent in documents written before it existed, and
+    /// then not written back, so their text stays the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_aslr: Option<bool>,
     /// The hooks' command texts.
     pub prepare: Option<String>,
     pub setup: Option<String>,
@@ -140,9 +144,14 @@ mod tests {
     /// `layout::Settings`' order), read and written back: the same bytes.
     #[test]
     fn settings_written_back_are_the_writers_text() {
-        let compare = r#"{"metrics":["wall"],"higher_is_better":false,"margin":0.01,"alpha":0.05,"warmup":1,"min_runs":3,"max_runs":4,"max_time_s":60.0,"order":"abba","env_jitter":true,"spawn_correction":true,"pin":null,"prepare":null,"setup":null,"cleanup":null,"ignore_failure":false,"input":null,"timeout_s":null,"seed":1}"#;
+        let compare = r#"{"metrics":["wall"],"higher_is_better":false,"margin":0.01,"alpha":0.05,"warmup":1,"min_runs":3,"max_runs":4,"max_time_s":60.0,"order":"abba","env_jitter":true,"spawn_correction":true,"pin":null,"no_aslr":true,"prepare":null,"setup":null,"cleanup":null,"ignore_failure":false,"input":null,"timeout_s":null,"seed":1}"#;
         let typed: CompareSettings = serde_json::from_str(compare).unwrap();
+        assert_eq!(typed.no_aslr, Some(true));
         assert_eq!(serde_json::to_string(&typed).unwrap(), compare);
+        // A document from before `--no-aslr` is written back without it.
+        let older = compare.replace(r#""no_aslr":true,"#, "");
+        let typed: CompareSettings = serde_json::from_str(&older).unwrap();
+        assert_eq!(serde_json::to_string(&typed).unwrap(), older);
         let layout = r#"{"run_template":"{bench}","metrics":["cost=regex:cost (\\d+)"],"higher_is_better":["ops"],"layouts":8,"max_layouts":null,"rounds":5,"warmup":1,"jobs":2,"estimator":"min","margin":0.01,"alpha":0.05,"confidence":0.975,"max_time_s":null,"shell":false,"seed":7,"work_dir":"/tmp/w"}"#;
         let typed: LayoutSettings = serde_json::from_str(layout).unwrap();
         assert_eq!(serde_json::to_string(&typed).unwrap(), layout);

@@ -328,6 +328,7 @@ pub fn note(note: &Note) -> String {
             "environment jitter: {} of 0–{max_bytes} bytes per run, recorded per run",
             crate::run::JITTER_VARIABLE
         ),
+        Note::AslrOff => "ASLR off (--no-aslr): every run started with ADDR_NO_RANDOMIZE, so in one memory layout; freezing ASLR freezes one layout, and the verdict speaks for that layout only (`ghostbench layout` varies it)".into(),
         Note::Unapplied(u) => unapplied(u),
         Note::NonPositive {
             metric,
@@ -397,6 +398,9 @@ pub fn settings(report: &CompareReport) -> String {
             ));
             if let Some(cpu) = s.pin {
                 text.push_str(&format!(", pinned to CPU {cpu}"));
+            }
+            if s.no_aslr {
+                text.push_str(", ASLR off");
             }
             if let Some(model) = &report.environment.cpu_model {
                 text.push_str(&format!("; CPU {model}"));
