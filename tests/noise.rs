@@ -101,7 +101,11 @@ fn a_stack_sensitive_benchmark_is_put_on_aslr_and_the_environment() {
     let Some(program) = compile_c(&fixture("noise", "stack.c"), dir.path(), "stack") else {
         return;
     };
-    let (code, report, text) = noise(dir.path(), &program, &["-m", COST, "--rounds", "40"]);
+    let (code, report, text) = noise(
+        dir.path(),
+        &program,
+        &["-m", COST, "--rounds", "40", "--budget", "150s"],
+    );
     assert_eq!(code, 0, "{text}");
     assert!(tested(&report, "aslr") && tested(&report, "env"), "{text}");
     assert_sources(&report, &["aslr", "env"], &text);
@@ -123,7 +127,11 @@ fn a_heap_sensitive_benchmark_is_put_on_aslr_and_huge_pages() {
     let Some(program) = compile_c(&fixture("noise", "heap.c"), dir.path(), "heap") else {
         return;
     };
-    let (code, report, text) = noise(dir.path(), &program, &["-m", COST, "--rounds", "40"]);
+    let (code, report, text) = noise(
+        dir.path(),
+        &program,
+        &["-m", COST, "--rounds", "40", "--budget", "150s"],
+    );
     assert_eq!(code, 0, "{text}");
     if !tested(&report, "heap") {
         let why = &report["factors"][3]["why"];
