@@ -311,6 +311,35 @@ impl Fnv {
     }
 }
 
+/// A 128-bit key of the launcher's entries: two FNV-1a hashes of the same
+/// words, the second salted, printed as 32 hex digits.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    first: Fnv,
+    second: Fnv,
+}
+
+impl Key {
+    /// A key whose second half is salted with `salt` (one per kind of key).
+    pub fn new(salt: &[u8]) -> Key {
+        let mut second = Fnv::default();
+        second.write(salt);
+        Key {
+            first: Fnv::default(),
+            second,
+        }
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) {
+        self.first.write(bytes);
+        self.second.write(bytes);
+    }
+
+    pub fn finish(self) -> String {
+        format!("{:016x}{:016x}", self.first.finish(), self.second.finish())
+    }
+}
+
 /// The size cap: `GHOSTBENCH_CACHE_MAX` when set and valid, else the default.
 pub fn max_bytes() -> Result<u64, String> {
     match std::env::var(MAX_VARIABLE) {

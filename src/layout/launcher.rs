@@ -21,7 +21,7 @@
 //!
 //! The unit tests are in `launcher_tests.rs`.
 
-use super::cache::{self, Cache, Fnv, Kind};
+use super::cache::{self, Cache, Key, Kind};
 use super::realign;
 use crate::run::launch::{self, Launch};
 use crate::run::spawn::Outcome;
@@ -265,6 +265,11 @@ pub fn run(
         return Ok(counts);
     };
     let identity = compiler_identity(&argv[0]);
+    let variables = compiler_variables(env);
+    // Alignment words aside, the same compile serves every alignment
+    // (`realign`): its marker assembly is keyed without them.
+    let split = realign::split(&call.compile_flags);
+    let marked = split.as_ref().map(|(rest, _)| realign::marker_flags(rest));
     let scratch = cache.scratch().map_err(|e| setup_failure(argv, e))?;
     let mut link = argv.to_vec();
     for (n, &i) in call.sources.iter().enumerate() {
@@ -279,14 +284,11 @@ pub fn run(
             scratch.path().join(format!("{n}.o"))
         };
         let started = Instant::now();
-        // Alignment words aside, the same compile serves every alignment
-        // (`realign`): its marker assembly is keyed without them.
-        let split = realign::split(&call.compile_flags).filter(|_| realign::realignable(source));
-        let marked = split.as_ref().map(|(rest, _)| realign::marker_flags(rest));
+        let marked = marked.as_deref().filter(|_| realign::realignable(source));
         let mut sets: Vec<&[String]> = vec![&call.compile_flags];
-        sets.extend(marked.as_deref());
+        sets.extend(marked);
         let keys = object_keys(
-            argv, &call, source, &identity, env, cwd, &scratch, timeout, &sets,
+            argv, &call, source, &identity, env, cwd, &scratch, timeout, &variables, &sets,
         )?;
         let key = &keys[0];
         // One compile per key at a time in this process: parallel variants
@@ -297,11 +299,11 @@ pub fn run(
         if reuse && cache.fetch(Kind::Object, key, &object) {
             counts.compile_hits += 1;
         } else {
-            let realigned = match (&split, &marked, keys.get(1)) {
+            let realigned = match (&split, marked, keys.get(1)) {
                 (Some((rest, align)), Some(marked), Some(asm_key)) => realign::Job {
                     program: &argv[0],
                     identity: &identity,
-                    variables: &compiler_variables(env),
+                    variables: &variables,
                     source,
                     rest,
                     align,
@@ -365,6 +367,7 @@ fn compiler_identity(program: &str) -> String {
 /// The keys of one source's object under each of `sets` of compile flags:
 /// the compiler, the flags, the environment compilers read, and the
 /// preprocessed text (read once; the flags of `sets[0]` preprocess it).
+/// `variables` are the values of [`COMPILER_VARIABLES`].
 #[allow(clippy::too_many_arguments)]
 fn object_keys(
     argv: &[String],
@@ -375,6 +378,7 @@ fn object_keys(
     cwd: &Path,
     scratch: &tempfile::TempDir,
     timeout: Option<Duration>,
+    variables: &[(&'static str, String)],
     sets: &[&[String]],
 ) -> Result<Vec<String>, Failure> {
     // Assembly without the preprocessor (`.s`) is its own text.
@@ -390,24 +394,20 @@ fn object_keys(
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut hashes: Vec<(Fnv, Fnv)> = sets
+    let mut keys: Vec<Key> = sets
         .iter()
         .map(|flags| {
-            let mut hash = Fnv::default();
-            let mut second = Fnv::default();
-            second.write(b"ghostbench object key, second half");
-            for h in [&mut hash, &mut second] {
-                h.write(identity.as_bytes());
-                for flag in flags.iter() {
-                    h.write(flag.as_bytes());
-                }
-                h.write(extension.as_bytes());
-                for (name, value) in compiler_variables(env) {
-                    h.write(name.as_bytes());
-                    h.write(value.as_bytes());
-                }
+            let mut key = Key::new(b"ghostbench object key, second half");
+            key.write(identity.as_bytes());
+            for flag in flags.iter() {
+                key.write(flag.as_bytes());
             }
-            (hash, second)
+            key.write(extension.as_bytes());
+            for (name, value) in variables {
+                key.write(name.as_bytes());
+                key.write(value.as_bytes());
+            }
+            key
         })
         .collect();
     let mut file = std::fs::File::open(&preprocessed).map_err(|e| setup_failure(argv, e))?;
@@ -417,18 +417,14 @@ fn object_keys(
         if n == 0 {
             break;
         }
-        for (hash, second) in &mut hashes {
-            hash.write(&buffer[..n]);
-            second.write(&buffer[..n]);
+        for key in &mut keys {
+            key.write(&buffer[..n]);
         }
     }
     if preprocessed.starts_with(scratch.path()) {
         let _ = std::fs::remove_file(&preprocessed);
     }
-    Ok(hashes
-        .iter()
-        .map(|(hash, second)| format!("{:016x}{:016x}", hash.finish(), second.finish()))
-        .collect())
+    Ok(keys.into_iter().map(Key::finish).collect())
 }
 
 /// The values of [`COMPILER_VARIABLES`]: from `env`, else this process's.

@@ -18,7 +18,7 @@
 //! learning, the rewrite, the probe's text) and the job that makes one
 //! object; `launcher` decides when, and runs the compiler ([`Runner`]).
 
-use super::cache::{self, Cache, Fnv, Kind};
+use super::cache::{self, Cache, Key, Kind};
 use std::path::Path;
 
 /// The marker flags, and the lines GCC prints for them.
@@ -77,10 +77,8 @@ impl Mapping {
         let mut lines = text.lines();
         let function = lines.next()?.to_string();
         let loops = lines.next()?.to_string();
-        valid_directive(&function)
-            .then_some(())
-            .filter(|_| valid_directive(&loops))?;
-        Some(Mapping { function, loops })
+        (valid_directive(&function) && valid_directive(&loops))
+            .then_some(Mapping { function, loops })
     }
 }
 
@@ -207,7 +205,7 @@ pub struct Realigned {
 
 /// One object to make from a marker assembly.
 pub struct Job<'a> {
-    pub program: &'a String,
+    pub program: &'a str,
     pub identity: &'a str,
     /// The compiler variables' values (part of the probe's key).
     pub variables: &'a [(&'static str, String)],
@@ -277,26 +275,22 @@ impl Job<'_> {
             Path::new(self.source).extension().and_then(|e| e.to_str()),
             Some("c" | "i")
         );
-        let mut hash = Fnv::default();
-        let mut second = Fnv::default();
-        second.write(b"ghostbench realign probe, second half");
-        for h in [&mut hash, &mut second] {
-            h.write(PROBE.as_bytes());
-            h.write(self.identity.as_bytes());
-            h.write(if cplusplus { b"c++" } else { b"c" });
-            for word in self.rest {
-                h.write(word.as_bytes());
-            }
-            h.write(b"\0alignment:");
-            for word in self.align {
-                h.write(word.as_bytes());
-            }
-            for (name, value) in self.variables {
-                h.write(name.as_bytes());
-                h.write(value.as_bytes());
-            }
+        let mut key = Key::new(b"ghostbench realign probe, second half");
+        key.write(PROBE.as_bytes());
+        key.write(self.identity.as_bytes());
+        key.write(if cplusplus { b"c++" } else { b"c" });
+        for word in self.rest {
+            key.write(word.as_bytes());
         }
-        let key = format!("{:016x}{:016x}", hash.finish(), second.finish());
+        key.write(b"\0alignment:");
+        for word in self.align {
+            key.write(word.as_bytes());
+        }
+        for (name, value) in self.variables {
+            key.write(name.as_bytes());
+            key.write(value.as_bytes());
+        }
+        let key = key.finish();
         let slot = cache::key_lock(&key);
         let _probing = slot.lock().unwrap_or_else(|e| e.into_inner());
         let known = KNOWN.get_or_init(Default::default);
