@@ -15,6 +15,9 @@ use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(180);
 const COST: &str = r"cost=regex:cost: (\d+)";
+/// The attribution tests' arguments: 40 rounds, and a budget (below
+/// `LIMIT`) that a loaded machine cannot end before them.
+const ATTRIBUTION: [&str; 6] = ["-m", COST, "--rounds", "40", "--budget", "150s"];
 
 /// `noise` on `program` in `dir` with `extra` arguments: exit code and JSON.
 fn noise(dir: &Path, program: &Path, extra: &[&str]) -> (i32, Value, String) {
@@ -101,11 +104,7 @@ fn a_stack_sensitive_benchmark_is_put_on_aslr_and_the_environment() {
     let Some(program) = compile_c(&fixture("noise", "stack.c"), dir.path(), "stack") else {
         return;
     };
-    let (code, report, text) = noise(
-        dir.path(),
-        &program,
-        &["-m", COST, "--rounds", "40", "--budget", "150s"],
-    );
+    let (code, report, text) = noise(dir.path(), &program, &ATTRIBUTION);
     assert_eq!(code, 0, "{text}");
     assert!(tested(&report, "aslr") && tested(&report, "env"), "{text}");
     assert_sources(&report, &["aslr", "env"], &text);
@@ -127,11 +126,7 @@ fn a_heap_sensitive_benchmark_is_put_on_aslr_and_huge_pages() {
     let Some(program) = compile_c(&fixture("noise", "heap.c"), dir.path(), "heap") else {
         return;
     };
-    let (code, report, text) = noise(
-        dir.path(),
-        &program,
-        &["-m", COST, "--rounds", "40", "--budget", "150s"],
-    );
+    let (code, report, text) = noise(dir.path(), &program, &ATTRIBUTION);
     assert_eq!(code, 0, "{text}");
     if !tested(&report, "heap") {
         let why = &report["factors"][3]["why"];
