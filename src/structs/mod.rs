@@ -30,6 +30,15 @@ mod track;
 pub mod types;
 mod write;
 
+/// `bytes` decoded as x86-64 at 0x1000: the unit tests of the lock-site
+/// walks (sole, spill, track) read their instructions so.
+#[cfg(test)]
+fn decode_at_0x1000(bytes: &[u8]) -> Vec<iced_x86::Instruction> {
+    iced_x86::Decoder::with_ip(64, bytes, 0x1000, iced_x86::DecoderOptions::NONE)
+        .iter()
+        .collect()
+}
+
 pub use analysis::run;
 pub use types::{ArrayUse, Member, RecordKind, StructLayout, Summary, SyncKind, SyncMember};
 

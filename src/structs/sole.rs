@@ -191,13 +191,7 @@ fn reads(i: &Instruction, register: Register, factory: &mut InstructionInfoFacto
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions};
-
-    fn decode(bytes: &[u8]) -> Vec<Instruction> {
-        Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE)
-            .iter()
-            .collect()
-    }
+    use crate::structs::decode_at_0x1000 as decode;
 
     fn sole(bytes: &[u8], whole: bool) -> SoleWriters {
         let code = decode(bytes);

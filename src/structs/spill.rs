@@ -119,13 +119,7 @@ pub(super) fn spilled(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions};
-
-    fn decode(bytes: &[u8]) -> Vec<Instruction> {
-        Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE)
-            .iter()
-            .collect()
-    }
+    use crate::structs::decode_at_0x1000 as decode;
 
     /// `spilled` for the reload that is the last instruction, with no joins.
     fn find(code: &[Instruction]) -> Option<(usize, Register)> {

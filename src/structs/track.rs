@@ -65,13 +65,8 @@ pub(super) fn induction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
-
-    fn decode(bytes: &[u8]) -> Vec<Instruction> {
-        Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE)
-            .iter()
-            .collect()
-    }
+    use crate::structs::decode_at_0x1000 as decode;
+    use iced_x86::{Mnemonic, OpKind, Register};
 
     /// What `i` does to `r`, for these tests: `add $k`, anything else writing it
     /// (a `mov` to it, a call for %rax), or nothing.
