@@ -1,7 +1,8 @@
 //! Integration tests of lock sites followed through join points (issue 26 point
 //! 2): a base register set on every way into a join maps when all ways agree on
 //! the record and offset, and stays unmapped (never guessed) when they do not.
-//! A site on a named global that is no record member maps to the variable.
+//! A site on a named global that is no record member maps to the variable. A
+//! site past its record maps to the record holding it when the holders agree.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -212,4 +213,70 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
         assert_eq!(v["crosses_line"], crosses, "{s}");
         assert!(s.get("members").map_or(true, Value::is_null), "{s}");
     }
+}
+
+#[test]
+fn a_site_past_its_record_maps_to_the_holder_only_when_the_holders_agree() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::fixture("structs", "locked_container.c");
+    let bin = dir.path().join("container");
+    tool(
+        dir.path(),
+        "gcc",
+        &[
+            "-O2",
+            "-g",
+            "-o",
+            bin.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    // The shape: each site is the parameter's register with the operand outside
+    // its record: 4 bytes before a node, 8 bytes past a link.
+    let asm = tool(
+        dir.path(),
+        "objdump",
+        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
+    );
+    for (f, operand) in [("bump", "-0x4(%rdi)"), ("tick", "0x8(%rdi)")] {
+        let body = asm
+            .split("\n\n")
+            .find(|b| b.contains(&format!("<{f}>:")))
+            .unwrap_or_else(|| panic!("{f} disassembled"));
+        assert!(
+            body.lines()
+                .any(|l| l.contains("lock add") && l.contains(operand)),
+            "{f} has no lock add on {operand}:\n{body}"
+        );
+    }
+    let json = dir.path().join("r.json");
+    let out = ghostbench()
+        .arg("structs")
+        .arg(&bin)
+        .args(["--hazards", "--color", "never", "--json"])
+        .arg(&json)
+        .output()
+        .expect("ghostbench runs");
+    assert!(
+        out.status.success(),
+        "structs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    // bump: node is box.n at 16; -4 is box.count (12), the one holder of a node.
+    let b = site(&r, "bump");
+    assert_eq!(b["outcome"], "inferred", "{b}");
+    assert_eq!(b["members"][0], "box.count", "{b}");
+    assert!(b["via"].as_str().unwrap().contains("container_of"), "{b}");
+    assert_eq!(sync_paths(&r, "box"), vec!["count".to_string()]);
+    // tick: +8 from a link is pair.x in a pair, trio.w in a trio: unmapped.
+    let t = site(&r, "tick");
+    assert_eq!(t["outcome"], "no-candidate", "{t}");
+    assert!(t.get("members").map_or(true, Value::is_null), "{t}");
+    assert!(sync_paths(&r, "pair").is_empty());
+    assert!(sync_paths(&r, "trio").is_empty());
+    assert_eq!(r["lock_sites"]["inferred"], 1);
 }

@@ -12,17 +12,19 @@
 //! DW_OP_call_frame_cfa the CFA read from the call frame information
 //! (`structs::cfa`). An induction pointer (`structs::track`) maps only when its
 //! stride is the element size of the array it runs over. RIP-relative and absolute
-//! `%gs:` (per-CPU) operands are matched to the unit's global variables. Nothing is
-//! guessed from the types in scope: only an argument register unchanged since the
-//! entry maps, inferred, to its parameter. Unreadable location lists count as no
-//! location.
+//! `%gs:` (per-CPU) operands are matched to the unit's global variables
+//! (`global_uses`). Two things are inferred from the types in scope, and said so:
+//! an operand outside the record its chain reaches is in the unit's records holding
+//! one, when they agree (`container`); an argument register unchanged since the
+//! entry is its parameter. Unreadable location lists count as no location.
 
 use super::builder::Builder;
+use super::container::Holders;
 use super::descend::registrations;
 use super::table::{Function, Node};
 use super::{Outcome, Slice, UnitLocks};
 use crate::structs::cfa::Cfa;
-use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped, VariableSite};
+use crate::structs::types::{LockSite, LockUse, Mapping, Unmapped};
 use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
 use std::collections::HashMap;
 
@@ -67,7 +69,7 @@ impl<'s> SiteIndex<'s> {
     }
 
     /// The name of the global data symbol that starts at `address`.
-    fn object_named(&self, address: u64) -> Option<String> {
+    pub(super) fn object_named(&self, address: u64) -> Option<String> {
         let k = self.objects.partition_point(|o| o.0 < address);
         let o = self.objects.get(k)?;
         (o.0 == address).then(|| o.2.clone())
@@ -97,7 +99,7 @@ impl<'s> SiteIndex<'s> {
     }
 
     /// RIP-relative sites whose target lies in [begin, end).
-    fn targets_in(&self, begin: u64, end: u64) -> &[(u64, usize)] {
+    pub(super) fn targets_in(&self, begin: u64, end: u64) -> &[(u64, usize)] {
         let lo = self.by_target.partition_point(|t| t.0 < begin);
         let hi = self.by_target.partition_point(|t| t.0 < end);
         &self.by_target[lo..hi.max(lo)]
@@ -158,6 +160,8 @@ pub(super) struct Ctx<'i> {
     /// variables by name (declarations among them), built when first needed.
     pub(super) objects: &'i [(u64, u64, String)],
     pub(super) declared: Option<HashMap<String, u64>>,
+    /// The unit's records by the records they hold (`container`), when first needed.
+    pub(super) holders: Option<Holders>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -491,6 +495,22 @@ impl<'a> Builder<'a, '_> {
                             Unmapped::ScalarVariable
                         }
                     }
+                    // Outside the record: the record is inside a bigger one.
+                    None if !unknown && t.stride.is_none() => {
+                        match self.container(t.ty, at, site.size, ctx) {
+                            Some((mut uses, how)) => {
+                                let via = match t.via {
+                                    Some(v) => format!("{how}; {v}"),
+                                    None => how,
+                                };
+                                for u in &mut uses {
+                                    u.via = Some(via.clone());
+                                }
+                                return (Outcome::Mapped(Mapping::Inferred), uses);
+                            }
+                            None => Unmapped::NoCandidate,
+                        }
+                    }
                     None => Unmapped::NoCandidate,
                 }
             }
@@ -505,87 +525,10 @@ impl<'a> Builder<'a, '_> {
         };
         (Outcome::Unmapped(why), Vec::new())
     }
-
-    /// The RIP-relative sites that land in this unit's global variables: a record's
-    /// member, or (no record on the way down, a name known) the variable itself.
-    fn global_uses(&mut self, index: &SiteIndex<'_>, out: &mut UnitLocks) {
-        let globals = std::mem::take(&mut self.t.globals);
-        for &(location, ty, name) in &globals {
-            let Some(Loc::Addr(address)) = self.location_at(location, 0) else {
-                continue;
-            };
-            let Some(t) = self.idx(ty) else { continue };
-            let size = self.size(t, 0);
-            if size == 0 {
-                continue;
-            }
-            let hits: Vec<(u64, usize)> = index
-                .targets_in(address, address.saturating_add(size))
-                .to_vec();
-            for (target, s) in hits {
-                let site = &index.sites[s];
-                let mut variable = None;
-                let found = self
-                    .descend(t, target - address, false)
-                    .map(|mut d| {
-                        d.operand(site.size);
-                        if d.in_no_record() {
-                            variable = Some(d.path());
-                        }
-                        registrations(&d, Mapping::Exact)
-                    })
-                    .unwrap_or_default();
-                if found.is_empty() {
-                    let named = variable.and_then(|path| {
-                        let base = match name {
-                            Some(n) => self.text(n),
-                            None => index.object_named(address)?,
-                        };
-                        let name = match path.starts_with('[') || path.is_empty() {
-                            true => format!("{base}{path}"),
-                            false => format!("{base}.{path}"),
-                        };
-                        Some(variable_site(name, target, site.size))
-                    });
-                    match named {
-                        Some(v) => {
-                            out.outcomes.push((s, Outcome::Variable));
-                            out.variables.push((s, v));
-                        }
-                        None => out
-                            .outcomes
-                            .push((s, Outcome::Unmapped(Unmapped::ScalarVariable))),
-                    }
-                } else {
-                    out.outcomes.push((s, Outcome::Mapped(Mapping::Exact)));
-                    let via = site
-                        .segment
-                        .then(|| "per-CPU data: a segment-relative address".to_string());
-                    for mut u in found {
-                        u.site = s;
-                        u.via = via.clone();
-                        out.uses.push(u);
-                    }
-                }
-            }
-        }
-        self.t.globals = globals;
-    }
-}
-
-/// What is known of a locked operand in a named variable at a fixed address.
-fn variable_site(name: String, address: u64, size: u64) -> VariableSite {
-    VariableSite {
-        name,
-        address,
-        size,
-        aligned: size > 0 && address % size == 0,
-        crosses_line: size > 1 && address / 64 != (address + size - 1) / 64,
-    }
 }
 
 /// A reference inside the unit.
-fn unit_ref(value: AttributeValue<Slice<'_>>) -> Option<u64> {
+pub(super) fn unit_ref(value: AttributeValue<Slice<'_>>) -> Option<u64> {
     match value {
         AttributeValue::UnitRef(o) => Some(o.0 as u64),
         _ => None,

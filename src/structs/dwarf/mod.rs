@@ -14,7 +14,9 @@
 
 mod attrs;
 mod builder;
+mod container;
 mod descend;
+mod global_uses;
 mod identity;
 mod load;
 mod lock_uses;

@@ -1,0 +1,192 @@
+//! Atomics by use, step 2c: `container_of`. A chain traced to a record whose
+//! operand falls outside it (before it, or past its end) points into a bigger
+//! record that holds one: `struct inode` inside `ext4_inode_info`, `struct sock`
+//! at the start of `tcp_sock`. C can only take `container_of` to a type complete in
+//! the unit, so the candidates are the unit's records that hold one (a member at
+//! any depth, each element of an array; not through a pointer). A candidate counts
+//! when the operand lands inside it on a scalar of its own size (or one byte of
+//! one: `lock orb` on a flag). The site maps, inferred, to the members every such
+//! candidate registers (`descend::registrations`); none in common, or none at all,
+//! leave it unmapped. A record held in an array too long to list blocks the
+//! inference for it.
+use super::builder::{element_count, expandable, Builder};
+use super::descend::registrations;
+use super::lock_uses::Ctx;
+use super::table::Node;
+use crate::structs::types::{LockUse, Mapping};
+use std::collections::HashMap;
+
+/// The records holding each named record: its name → (holder, offset of it there).
+pub(super) type Holders = HashMap<String, Vec<(usize, u64)>>;
+
+/// Records nested deeper than this are not looked into.
+const DEPTH: u32 = 8;
+
+/// The offset of a record held in an array too long to list: no inference.
+const AMBIGUOUS: u64 = u64::MAX;
+
+impl Builder<'_, '_> {
+    /// The members an operand `at` bytes from the start of a `ty` (outside it) and
+    /// `size` bytes wide updates whichever of the unit's records holding a `ty` it
+    /// is in (none: unmapped); with how they were found, for the findings.
+    pub(super) fn container(
+        &mut self,
+        ty: usize,
+        at: i64,
+        size: u64,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(Vec<LockUse>, String)> {
+        let t = self.strip(ty);
+        let Node::Record(r) = &self.t.nodes[t] else {
+            return None;
+        };
+        let name = self.record_name(r)?;
+        if ctx.holders.is_none() {
+            ctx.holders = Some(self.holders());
+        }
+        let candidates = ctx.holders.as_ref()?.get(&name)?.clone();
+        // What every candidate says: the members registered under all of them.
+        let mut agreed: Option<Vec<LockUse>> = None;
+        let mut found: Vec<(usize, u64)> = Vec::new();
+        for (holder, offset) in candidates {
+            if offset == AMBIGUOUS {
+                return None;
+            }
+            let Ok(pos) = u64::try_from(at.wrapping_add(offset as i64)) else {
+                continue;
+            };
+            if pos >= self.size(holder, 0) {
+                continue;
+            }
+            let Some(mut d) = self.descend(holder, pos, false) else {
+                continue;
+            };
+            // The operand is the scalar, or one byte of it (`lock orb` on a flag).
+            if !(size == 1 && d.into < d.leaf_size || d.into == 0 && d.leaf_size == size) {
+                continue;
+            }
+            d.operand(size);
+            let uses = registrations(&d, Mapping::Inferred);
+            agreed = Some(match agreed {
+                None => uses,
+                Some(mut a) => {
+                    a.retain(|u| uses.contains(u));
+                    a
+                }
+            });
+            found.push((holder, offset));
+        }
+        let uses = agreed.filter(|a| !a.is_empty())?;
+        let via = match found.as_slice() {
+            [(holder, offset)] => {
+                let holder = self.holder_name(*holder);
+                format!("container_of: the unit's one record holding a `{name}` the operand lands in is `{holder}` (at {offset})")
+            }
+            many => {
+                let mut names: Vec<String> = many.iter().map(|h| self.holder_name(h.0)).collect();
+                names.sort();
+                names.dedup();
+                let more = names.len().saturating_sub(3);
+                names.truncate(3);
+                let tail = if more > 0 {
+                    format!(", {more} more")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "container_of: the unit's {} records holding a `{name}` the operand lands in agree ({}{tail})",
+                    many.len(),
+                    names.join(", ")
+                )
+            }
+        };
+        Some((uses, via))
+    }
+
+    fn holder_name(&self, holder: usize) -> String {
+        match &self.t.nodes[holder] {
+            Node::Record(r) => self.record_name(r).unwrap_or_else(|| "?".into()),
+            _ => "?".into(),
+        }
+    }
+
+    /// Every defined record of the unit, under the names of the records it holds
+    /// (each element of an array of them); a name held in an array too long to
+    /// list is held at `AMBIGUOUS` as well.
+    fn holders(&mut self) -> Holders {
+        let mut out: Holders = HashMap::new();
+        for i in 0..self.t.nodes.len() {
+            match &self.t.nodes[i] {
+                Node::Record(r) if r.size.is_some() && !r.declaration => {}
+                _ => continue,
+            }
+            let mut stack = vec![(i, 0u64, 0u32)];
+            while let Some((rec, at, depth)) = stack.pop() {
+                for (ty, loc, count) in self.held_records(rec) {
+                    let Node::Record(held) = &self.t.nodes[ty] else {
+                        continue;
+                    };
+                    let name = self.record_name(held);
+                    let size = self.size(ty, 0);
+                    if count > 1 && (!expandable(count) || size == 0) {
+                        for n in self.names_within(ty) {
+                            out.entry(n).or_default().push((i, AMBIGUOUS));
+                        }
+                        continue;
+                    }
+                    for k in 0..count {
+                        let loc = at + loc + k * size;
+                        if let Some(n) = &name {
+                            out.entry(n.clone()).or_default().push((i, loc));
+                        }
+                        if depth < DEPTH {
+                            stack.push((ty, loc, depth + 1));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The record-typed members of record `rec` (typedefs stripped), with their
+    /// offsets and how many there are (an array's element count, else 1).
+    fn held_records(&self, rec: usize) -> Vec<(usize, u64, u64)> {
+        let Node::Record(r) = &self.t.nodes[rec] else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for m in self.members_of(r).iter().filter(|m| m.bit_size.is_none()) {
+            let Some(ty) = self.target(m.ty) else {
+                continue;
+            };
+            let ty = self.strip(ty);
+            let (ty, count) = match &self.t.nodes[ty] {
+                Node::Array { elem, dims } => match self.target(*elem) {
+                    Some(e) => (self.strip(e), element_count(dims)),
+                    None => continue,
+                },
+                _ => (ty, 1),
+            };
+            if matches!(self.t.nodes[ty], Node::Record(_)) {
+                out.push((ty, m.location.unwrap_or(0), count));
+            }
+        }
+        out
+    }
+
+    /// The names of record `ty` and of every record it holds, at any depth.
+    fn names_within(&self, ty: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![(ty, 0u32)];
+        while let Some((t, depth)) = stack.pop() {
+            if let Node::Record(r) = &self.t.nodes[t] {
+                out.extend(self.record_name(r));
+            }
+            if depth < DEPTH {
+                stack.extend(self.held_records(t).into_iter().map(|h| (h.0, depth + 1)));
+            }
+        }
+        out
+    }
+}
