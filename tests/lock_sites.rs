@@ -2,7 +2,8 @@
 //! 2): a base register set on every way into a join maps when all ways agree on
 //! the record and offset, and stays unmapped (never guessed) when they do not.
 //! A site on a named global that is no record member maps to the variable. A
-//! site past its record maps to the record holding it when the holders agree.
+//! site past its record maps through the variable in its register whose type holds
+//! it, else (inferred) to the record holding it when the holders agree.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -216,7 +217,7 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
 }
 
 #[test]
-fn a_site_past_its_record_maps_to_the_holder_only_when_the_holders_agree() {
+fn a_site_past_its_record_maps_to_the_variable_or_holder_that_holds_it() {
     if !require_tool("gcc") || !require_tool("objdump") {
         return;
     }
@@ -241,7 +242,11 @@ fn a_site_past_its_record_maps_to_the_holder_only_when_the_holders_agree() {
         "objdump",
         &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
     );
-    for (f, operand) in [("bump", "-0x4(%rdi)"), ("tick", "0x8(%rdi)")] {
+    for (f, operand) in [
+        ("bump", "-0x4(%rdi)"),
+        ("tick", "0x8(%rdi)"),
+        ("fire", "-0x4(%rdi)"),
+    ] {
         let body = asm
             .split("\n\n")
             .find(|b| b.contains(&format!("<{f}>:")))
@@ -279,4 +284,9 @@ fn a_site_past_its_record_maps_to_the_holder_only_when_the_holders_agree() {
     assert!(sync_paths(&r, "pair").is_empty());
     assert!(sync_paths(&r, "trio").is_empty());
     assert_eq!(r["lock_sites"]["inferred"], 1);
+    // fire: t and f are both in %rdi (f at 16 less); f's type holds -4: exact.
+    let f = site(&r, "fire");
+    assert_eq!(f["outcome"], "exact", "{f}");
+    assert_eq!(f["members"][0], "foo.count", "{f}");
+    assert_eq!(r["lock_sites"]["exact"], 1);
 }

@@ -442,7 +442,7 @@ impl<'a> Builder<'a, '_> {
         ctx: &mut Ctx<'_>,
     ) -> (Outcome, Vec<LockUse>) {
         let no_variables = frames.iter().all(|f| f.vars.is_empty());
-        let why = match self.trace(&site.chain, &site.paths, frames, ctx) {
+        let why = match self.trace(&site.chain, &site.paths, site.displacement, frames, ctx) {
             Ok(t) => {
                 let at = t.offset.wrapping_add(site.displacement);
                 let unknown = t.unknown || site.index.is_some();

@@ -1,6 +1,6 @@
 //! Atomics by use, step 2b: what the value a lock site's chain (`Link`s, built by
 //! `structs::chain`) describes points to: a variable's type where one's location is
-//! a register of it, the pointer type of the member a `Load` read it from, a global
+//! a register of it (of several there, the first whose type holds the operand), the pointer type of the member a `Load` read it from, a global
 //! variable (by address: one the unit defines, else the one the symbol table names
 //! there if the unit declares it), or, inferred, the parameter an argument register
 //! held on entry to the function. At a join point (`Link::Join`) every way in is
@@ -42,10 +42,13 @@ impl<'a> Builder<'a, '_> {
     /// where one's location is a register of it, the pointer type of the member a
     /// `Load` read it from, a global, or (inferred) the parameter an argument
     /// register held on entry.
+    /// `displacement`: where the operand (a site's, or a load's) is from this
+    /// level's value, which picks among variables in the same register.
     pub(super) fn trace(
         &mut self,
         links: &[Link],
         paths: &[Vec<Link>],
+        displacement: i64,
         frames: &[Frame<'a>],
         ctx: &mut Ctx<'_>,
     ) -> Result<Traced, Unmapped> {
@@ -59,7 +62,13 @@ impl<'a> Builder<'a, '_> {
                     register,
                     offset,
                     index,
-                } => match self.held(address, register, frames, ctx) {
+                } => match self.held(
+                    address,
+                    register,
+                    offset.wrapping_add(displacement),
+                    frames,
+                    ctx,
+                ) {
                     Held::Points(ty, at, via) => {
                         return Ok(Traced {
                             ty,
@@ -79,7 +88,7 @@ impl<'a> Builder<'a, '_> {
                     displacement,
                     load_index,
                 } => {
-                    let inner = self.trace(&links[k + 1..], paths, frames, ctx)?;
+                    let inner = self.trace(&links[k + 1..], paths, displacement, frames, ctx)?;
                     let at = u64::try_from(inner.offset.wrapping_add(displacement))
                         .map_err(|_| Unmapped::NoCandidate)?;
                     let d = self
@@ -121,11 +130,13 @@ impl<'a> Builder<'a, '_> {
                     // The slot's memory first (a variable there), then the
                     // register spilled to it; the rest of the chain first, then
                     // the register's one writer in the function.
-                    let rest = self.trace(&links[k + 1..], paths, frames, ctx);
+                    let rest = self.trace(&links[k + 1..], paths, displacement, frames, ctx);
                     let t = match (rest, paths.get(way as usize)) {
                         (Ok(t), _) => Ok(t),
                         (Err(e), Some(other)) => {
-                            let mut t = self.trace(other, paths, frames, ctx).map_err(|_| e)?;
+                            let mut t = self
+                                .trace(other, paths, displacement, frames, ctx)
+                                .map_err(|_| e)?;
                             if let Link::Sole { address, .. } = *link {
                                 let sole = format!("the register's one writer, at {address:#x}");
                                 t.via = Some(match t.via {
@@ -152,7 +163,15 @@ impl<'a> Builder<'a, '_> {
                     // A variable in a register on the way here that points to no
                     // record says more than a join that cannot be traced.
                     return self
-                        .join(address, first, count, stride, paths, frames, ctx)
+                        .join(
+                            address,
+                            (first, count),
+                            stride,
+                            paths,
+                            displacement,
+                            frames,
+                            ctx,
+                        )
                         .map_err(|e| if scalar { Unmapped::ScalarVariable } else { e });
                 }
                 Link::Entry {
@@ -187,10 +206,10 @@ impl<'a> Builder<'a, '_> {
     fn join(
         &mut self,
         address: u64,
-        first: u32,
-        count: u32,
+        (first, count): (u32, u32),
         stride: Option<i64>,
         paths: &[Vec<Link>],
+        displacement: i64,
         frames: &[Frame<'a>],
         ctx: &mut Ctx<'_>,
     ) -> Result<Traced, Unmapped> {
@@ -199,7 +218,7 @@ impl<'a> Builder<'a, '_> {
             .ok_or(Unmapped::UntrackedBase)?;
         let mut agreed: Option<Traced> = None;
         for way in ways {
-            let t = self.trace(way, paths, frames, ctx)?;
+            let t = self.trace(way, paths, displacement, frames, ctx)?;
             match &agreed {
                 None => agreed = Some(t),
                 Some(a)
@@ -225,9 +244,20 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// What the variable whose location at `pc` is `register` (innermost scope
-    /// first) says the register points to.
-    fn held(&mut self, pc: u64, register: u16, frames: &[Frame<'a>], ctx: &mut Ctx<'_>) -> Held {
+    /// first) says the register points to. Where several variables are in it (a
+    /// `struct timer_list *t` and the `struct foo *f` that `from_timer` made of it,
+    /// at `t` minus an offset), the first whose type holds the operand, `want`
+    /// bytes from the register, wins; else the first.
+    fn held(
+        &mut self,
+        pc: u64,
+        register: u16,
+        want: i64,
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx<'_>,
+    ) -> Held {
         let mut scalar = false;
+        let mut first: Option<Held> = None;
         // DW_OP_fbreg k is in memory at the frame base (a register + b) + k; with
         // DW_OP_call_frame_cfa, the CFA at `pc` from the call frame information.
         let top = frames.first();
@@ -271,16 +301,28 @@ impl<'a> Builder<'a, '_> {
                 let Some(t) = self.var_type(v, &mut ctx.origins) else {
                     continue;
                 };
-                if !value {
+                let (ty, at) = if !value {
                     // The register points at the variable itself, `k` bytes below it.
-                    return Held::Points(t, k.wrapping_neg(), via);
+                    (t, k.wrapping_neg())
+                } else {
+                    // The register is the variable's value minus `k`.
+                    match self.pointee(t) {
+                        Some(record) => (record, k.wrapping_neg()),
+                        None => {
+                            scalar = true;
+                            continue;
+                        }
+                    }
+                };
+                let operand = at.wrapping_add(want);
+                if operand >= 0 && (operand as u64) < self.size(ty, 0) {
+                    return Held::Points(ty, at, via);
                 }
-                // The register is the variable's value minus `k`.
-                match self.pointee(t) {
-                    Some(record) => return Held::Points(record, k.wrapping_neg(), None),
-                    None => scalar = true,
-                }
+                first.get_or_insert(Held::Points(ty, at, via));
             }
+        }
+        if let Some(h) = first {
+            return h;
         }
         if scalar {
             Held::Scalar
