@@ -155,6 +155,7 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
         ("count", "<hits>"),
         ("mark", "<flags+0xc>"),
         ("torn", "<buf+0x3c>"),
+        ("tally", "<seen."),
     ] {
         let body = asm
             .split("\n\n")
@@ -177,6 +178,14 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
             .unwrap_or_else(|| panic!("no symbol {name}"))
     };
 
+    // gcc names a function's static `seen.N`.
+    let seen = symbols
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .find(|n| n.starts_with("seen."))
+        .expect("a seen.N symbol")
+        .to_string();
+
     let json = dir.path().join("r.json");
     let out = ghostbench()
         .arg("structs")
@@ -192,7 +201,7 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
     );
     let r = read_json(&json);
     let stats = &r["lock_sites"];
-    assert_eq!(stats["variable"], 3, "{stats}");
+    assert_eq!(stats["variable"], 4, "{stats}");
     assert_eq!(stats["exact"], 0, "{stats}");
     assert!(stats["unmapped"].as_object().unwrap().is_empty(), "{stats}");
     // Worked by hand: hits is 8-aligned (a long); flags is 64-aligned, so
@@ -202,6 +211,7 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
         ("count", "hits", address("hits"), 8, true, false),
         ("mark", "flags[3]", address("flags") + 12, 4, true, false),
         ("torn", "buf[60]", address("buf") + 60, 8, false, true),
+        ("tally", seen.as_str(), address(&seen), 4, true, false),
     ];
     for (f, name, at, size, aligned, crosses) in expect {
         let s = site(&r, f);

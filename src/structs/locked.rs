@@ -30,9 +30,10 @@ pub struct LockSites {
     /// The CFA at the addresses where a site's chain reaches `%rsp` or `%rbp`
     /// (`structs::cfa`), for locals the DWARF places at the frame base; sorted.
     pub cfa: Vec<Cfa>,
-    /// The binary's global data symbols (start, size, name), sorted: where DWARF has
-    /// no definition of a global in the unit that uses it (an `extern`, a per-CPU
-    /// variable), the symbol at the address names the unit's declaration of it.
+    /// The binary's data symbols (start, size, name; local ones too), sorted: where
+    /// DWARF has no definition of a global in the unit that uses it (an `extern`, a
+    /// per-CPU variable), the symbol at the address names the unit's declaration of
+    /// it; where no unit has one (a function's `static`), the symbol is the name.
     pub objects: Vec<(u64, u64, String)>,
 }
 
@@ -165,7 +166,7 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
     frame_addresses.dedup();
     let mut objects: Vec<(u64, u64, String)> = file
         .symbols()
-        .filter(|s| s.kind() == SymbolKind::Data && s.is_global() && s.size() > 0)
+        .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0)
         .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
         .collect();
     objects.sort_unstable();

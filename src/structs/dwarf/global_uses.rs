@@ -79,7 +79,7 @@ impl Builder<'_, '_> {
 }
 
 /// What is known of a locked operand in a named variable at a fixed address.
-fn variable_site(name: String, address: u64, size: u64) -> VariableSite {
+pub(super) fn variable_site(name: String, address: u64, size: u64) -> VariableSite {
     VariableSite {
         name,
         address,

@@ -37,7 +37,7 @@ pub struct SiteIndex<'s> {
     relocatable: bool,
     /// The CFA where chains reach %rsp/%rbp, by address (`structs::cfa`).
     cfa: &'s [Cfa],
-    /// Global data symbols (start, size, name), sorted (`LockSites::objects`).
+    /// Data symbols (start, size, name), sorted (`LockSites::objects`).
     objects: &'s [(u64, u64, String)],
 }
 
@@ -66,6 +66,20 @@ impl<'s> SiteIndex<'s> {
             cfa: &[],
             objects: &[],
         }
+    }
+
+    /// The data symbol covering `address` (start, size, name), when the address
+    /// is no relocatable object's.
+    pub(super) fn object_at(&self, address: u64) -> Option<&(u64, u64, String)> {
+        if self.relocatable {
+            return None;
+        }
+        let k = self
+            .objects
+            .partition_point(|o| o.0 <= address)
+            .checked_sub(1)?;
+        let o = &self.objects[k];
+        (address < o.0.saturating_add(o.1)).then_some(o)
     }
 
     /// The name of the global data symbol that starts at `address`.

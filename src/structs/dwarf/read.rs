@@ -1,8 +1,10 @@
 //! The parallel pass over a binary's units (rayon) and the merge of their results:
 //! each unit is read into a `Table` and built into layouts once per struct identity;
-//! a unit whose split DWARF is missing becomes a warning.
+//! a unit whose split DWARF is missing becomes a warning. A RIP-relative lock site
+//! no unit's DWARF covers is named by the data symbol at its address.
 
 use super::builder::Builder;
+use super::global_uses::variable_site;
 use super::load::{self, directory_of};
 use super::lock_uses::SiteIndex;
 use super::table::read_table;
@@ -183,6 +185,25 @@ fn merge(
     drop(exact);
     let mut first = first.into_iter();
     parsed.structs.retain(|_| first.next().unwrap_or(true));
+    // A RIP-relative operand in no unit's global, inside a data symbol (a
+    // function's `static`, `dump_running.2`; a variable only the linker names):
+    // the symbol names the variable.
+    for (k, site) in index.sites.iter().enumerate() {
+        let Some(target) = site
+            .target
+            .filter(|_| outcomes[k].is_none() && !site.segment)
+        else {
+            continue;
+        };
+        if let Some((start, _, name)) = index.object_at(target) {
+            let name = match target - start {
+                0 => name.clone(),
+                at => format!("{name}+{at}"),
+            };
+            outcomes[k] = Some(Outcome::Variable);
+            variables[k] = Some(variable_site(name, target, site.size));
+        }
+    }
     parsed.lock_stats = stats(index, &outcomes);
     // A site two units both claim keeps the uses of its best outcome only.
     parsed
