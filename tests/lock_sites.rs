@@ -3,7 +3,8 @@
 //! the record and offset, and stays unmapped (never guessed) when they do not.
 //! A site on a named global that is no record member maps to the variable. A
 //! site past its record maps through the variable in its register whose type holds
-//! it, else (inferred) to the record holding it when the holders agree.
+//! it, else (inferred) to the record holding it when the holders agree. A
+//! `%gs:` operand through a register maps like a plain pointer.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -299,4 +300,58 @@ fn a_site_past_its_record_maps_to_the_variable_or_holder_that_holds_it() {
     assert_eq!(f["outcome"], "exact", "{f}");
     assert_eq!(f["members"][0], "foo.count", "{f}");
     assert_eq!(r["lock_sites"]["exact"], 1);
+}
+
+#[test]
+fn a_segment_relative_site_through_a_register_maps_like_a_pointer() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::fixture("structs", "locked_segment.c");
+    let bin = dir.path().join("segment");
+    tool(
+        dir.path(),
+        "gcc",
+        &[
+            "-O2",
+            "-g",
+            "-o",
+            bin.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let asm = tool(
+        dir.path(),
+        "objdump",
+        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
+    );
+    let body = asm
+        .split("\n\n")
+        .find(|b| b.contains("<bump>:"))
+        .expect("bump disassembled");
+    assert!(
+        body.lines()
+            .any(|l| l.contains("lock xadd") && l.contains("%gs:0x8(%rdi)")),
+        "bump has no lock xadd on %gs:0x8(%rdi):\n{body}"
+    );
+    let json = dir.path().join("r.json");
+    let out = ghostbench()
+        .arg("structs")
+        .arg(&bin)
+        .args(["--hazards", "--color", "never", "--json"])
+        .arg(&json)
+        .output()
+        .expect("ghostbench runs");
+    assert!(
+        out.status.success(),
+        "structs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    let s = site(&r, "bump");
+    assert_eq!(s["outcome"], "exact", "{s}");
+    assert_eq!(s["members"][0], "stat.hits", "{s}");
+    assert!(s["via"].as_str().unwrap().contains("per-CPU"), "{s}");
+    assert_eq!(sync_paths(&r, "stat"), vec!["hits".to_string()]);
 }

@@ -235,8 +235,9 @@ pub struct LockSite {
     pub size: u64,
     /// RIP-relative (or absolute) operand: the address it updates.
     pub target: Option<u64>,
-    /// A segment override (`%gs:`/`%fs:`: per-CPU or thread-local data); mapped only
-    /// when the operand is an absolute address a global covers (the per-CPU section).
+    /// A segment override (`%gs:`/`%fs:`: per-CPU or thread-local data): an absolute
+    /// address maps to the global covering it (the per-CPU section), a register
+    /// base is traced like any pointer (to this CPU's copy).
     pub segment: bool,
     /// Not a lock site but a plain store (`mov`, `add`, … with a memory
     /// destination, no lock), kept from functions with a lock site only, for false
@@ -400,7 +401,8 @@ pub enum Unmapped {
     /// No function DIE with variables covers the address (no DWARF, or line tables
     /// and function names only, as Rust's `debug = 1`).
     NoDwarf,
-    /// `%gs:`/`%fs:` operands (per-CPU or thread-local data).
+    /// `%gs:`/`%fs:` operands (per-CPU or thread-local data) neither a global nor a
+    /// traced pointer names.
     Segment,
     /// A stack slot (`%rsp`/`%rbp` based) of a local that is not a record.
     Stack,

@@ -13,7 +13,8 @@
 //! (`structs::cfa`). An induction pointer (`structs::track`) maps only when its
 //! stride is the element size of the array it runs over. RIP-relative and absolute
 //! `%gs:` (per-CPU) operands are matched to the unit's global variables
-//! (`global_uses`). Two things are inferred from the types in scope, and said so:
+//! (`global_uses`); a `%gs:` operand through a register is traced like any other,
+//! its pointer being this CPU's copy. Two things are inferred from the types in scope, and said so:
 //! an operand outside the record its chain reaches is in the unit's records holding
 //! one, when they agree (`container`); an argument register unchanged since the
 //! entry is its parameter. Unreadable location lists count as no location.
@@ -44,7 +45,7 @@ pub struct SiteIndex<'s> {
 impl<'s> SiteIndex<'s> {
     pub fn new(sites: &'s [LockSite], relocatable: bool) -> SiteIndex<'s> {
         let scoped = (0..sites.len())
-            .filter(|&i| sites[i].target.is_none() && !sites[i].segment)
+            .filter(|&i| sites[i].target.is_none())
             .collect();
         let mut by_target: Vec<(u64, usize)> = if relocatable {
             Vec::new()
@@ -494,10 +495,15 @@ impl<'a> Builder<'a, '_> {
                                 let (array, _) = d.unknown_array()?;
                                 Some(format!("induction pointer over `{array}`, stride {s}"))
                             });
-                            let via = match (induction, t.via) {
-                                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-                                (a, b) => a.or(b),
-                            };
+                            let per_cpu = site.segment.then(|| {
+                                "per-CPU data: this CPU's copy, through a segment-relative \
+                                 pointer"
+                                    .to_string()
+                            });
+                            let via = [per_cpu, induction, t.via]
+                                .into_iter()
+                                .flatten()
+                                .reduce(|a, b| format!("{a}; {b}"));
                             for u in &mut uses {
                                 u.via = via.clone();
                             }
@@ -531,6 +537,7 @@ impl<'a> Builder<'a, '_> {
             Err(why) => why,
         };
         let why = match why {
+            _ if site.segment => Unmapped::Segment,
             Unmapped::UntrackedBase | Unmapped::NoCandidate if no_variables => Unmapped::NoDwarf,
             Unmapped::UntrackedBase | Unmapped::NoCandidate if matches!(site.base, Some(6 | 7)) => {
                 Unmapped::Stack
