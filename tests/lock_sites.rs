@@ -257,6 +257,7 @@ fn a_site_past_its_record_maps_to_the_variable_or_holder_that_holds_it() {
         ("bump", "-0x4(%rdi)"),
         ("tick", "0x8(%rdi)"),
         ("fire", "-0x4(%rdi)"),
+        ("drop", "(%rax)"),
     ] {
         let body = asm
             .split("\n\n")
@@ -264,8 +265,8 @@ fn a_site_past_its_record_maps_to_the_variable_or_holder_that_holds_it() {
             .unwrap_or_else(|| panic!("{f} disassembled"));
         assert!(
             body.lines()
-                .any(|l| l.contains("lock add") && l.contains(operand)),
-            "{f} has no lock add on {operand}:\n{body}"
+                .any(|l| l.contains("lock ") && l.contains(operand)),
+            "{f} has no lock on {operand}:\n{body}"
         );
     }
     let json = dir.path().join("r.json");
@@ -294,7 +295,11 @@ fn a_site_past_its_record_maps_to_the_variable_or_holder_that_holds_it() {
     assert!(t.get("members").map_or(true, Value::is_null), "{t}");
     assert!(sync_paths(&r, "pair").is_empty());
     assert!(sync_paths(&r, "trio").is_empty());
-    assert_eq!(r["lock_sites"]["inferred"], 1);
+    // drop: loaded from 16 before an item, holder.r (item at 16): ref.count.
+    let d = site(&r, "drop");
+    assert_eq!(d["outcome"], "inferred", "{d}");
+    assert_eq!(d["members"][0], "ref.count", "{d}");
+    assert_eq!(r["lock_sites"]["inferred"], 2);
     // fire: t and f are both in %rdi (f at 16 less); f's type holds -4: exact.
     let f = site(&r, "fire");
     assert_eq!(f["outcome"], "exact", "{f}");

@@ -8,9 +8,10 @@
 //! one: `lock orb` on a flag). The site maps, inferred, to the members every such
 //! candidate registers (`descend::registrations`); none in common, or none at all,
 //! leave it unmapped. A record held in an array too long to list blocks the
-//! inference for it.
+//! inference for it. A pointer loaded from outside the record is read the same
+//! way: the type it points to, when every candidate's pointer there agrees.
 use super::builder::{element_count, expandable, Builder};
-use super::descend::registrations;
+use super::descend::{registrations, Descent};
 use super::lock_uses::Ctx;
 use super::table::Node;
 use crate::structs::types::{LockUse, Mapping};
@@ -36,6 +37,59 @@ impl Builder<'_, '_> {
         size: u64,
         ctx: &mut Ctx<'_>,
     ) -> Option<(Vec<LockUse>, String)> {
+        let (name, landed) = self.landings(ty, at, size, ctx)?;
+        // What every candidate says: the members registered under all of them.
+        let mut agreed: Option<Vec<LockUse>> = None;
+        for (_, _, d) in &landed {
+            let uses = registrations(d, Mapping::Inferred);
+            agreed = Some(match agreed {
+                None => uses,
+                Some(mut a) => {
+                    a.retain(|u| uses.contains(u));
+                    a
+                }
+            });
+        }
+        let uses = agreed.filter(|a| !a.is_empty())?;
+        let found: Vec<(usize, u64)> = landed.iter().map(|l| (l.0, l.1)).collect();
+        let via = self.how(&name, &found);
+        Some((uses, via))
+    }
+
+    /// The type a pointer loaded `at` bytes from a `ty` (outside it) points to,
+    /// when every record of the unit holding a `ty` that the 8-byte load lands in
+    /// on a pointer says the same; with how it was found.
+    pub(super) fn container_pointer(
+        &mut self,
+        ty: usize,
+        at: i64,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(usize, String)> {
+        let (name, landed) = self.landings(ty, at, 8, ctx)?;
+        let mut agreed = None;
+        for (_, _, d) in &landed {
+            let p = self.pointee_any(d.leaf_ty)?;
+            match agreed {
+                None => agreed = Some(p),
+                Some(a) if a == p => {}
+                Some(_) => return None,
+            }
+        }
+        let found: Vec<(usize, u64)> = landed.iter().map(|l| (l.0, l.1)).collect();
+        Some((agreed?, self.how(&name, &found)))
+    }
+
+    /// The unit's records holding a `ty` that an operand `at` bytes from it and
+    /// `size` bytes wide lands in on a scalar of its size (or one byte of one), each
+    /// with the offset of the `ty` in it and the descent to the operand; None when
+    /// `ty` is no named record or is held in an array too long to list.
+    fn landings(
+        &mut self,
+        ty: usize,
+        at: i64,
+        size: u64,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(String, Vec<(usize, u64, Descent)>)> {
         let t = self.strip(ty);
         let Node::Record(r) = &self.t.nodes[t] else {
             return None;
@@ -45,9 +99,7 @@ impl Builder<'_, '_> {
             ctx.holders = Some(self.holders());
         }
         let candidates = ctx.holders.as_ref()?.get(&name)?.clone();
-        // What every candidate says: the members registered under all of them.
-        let mut agreed: Option<Vec<LockUse>> = None;
-        let mut found: Vec<(usize, u64)> = Vec::new();
+        let mut out = Vec::new();
         for (holder, offset) in candidates {
             if offset == AMBIGUOUS {
                 return None;
@@ -66,18 +118,14 @@ impl Builder<'_, '_> {
                 continue;
             }
             d.operand(size);
-            let uses = registrations(&d, Mapping::Inferred);
-            agreed = Some(match agreed {
-                None => uses,
-                Some(mut a) => {
-                    a.retain(|u| uses.contains(u));
-                    a
-                }
-            });
-            found.push((holder, offset));
+            out.push((holder, offset, d));
         }
-        let uses = agreed.filter(|a| !a.is_empty())?;
-        let via = match found.as_slice() {
+        Some((name, out))
+    }
+
+    /// The evidence: which of the unit's records holding a `name` it was.
+    fn how(&self, name: &str, found: &[(usize, u64)]) -> String {
+        match found {
             [(holder, offset)] => {
                 let holder = self.holder_name(*holder);
                 format!("container_of: the unit's one record holding a `{name}` the operand lands in is `{holder}` (at {offset})")
@@ -99,8 +147,7 @@ impl Builder<'_, '_> {
                     names.join(", ")
                 )
             }
-        };
-        Some((uses, via))
+        }
     }
 
     fn holder_name(&self, holder: usize) -> String {

@@ -89,24 +89,37 @@ impl<'a> Builder<'a, '_> {
                     load_index,
                 } => {
                     let inner = self.trace(&links[k + 1..], paths, displacement, frames, ctx)?;
-                    let at = u64::try_from(inner.offset.wrapping_add(displacement))
-                        .map_err(|_| Unmapped::NoCandidate)?;
-                    let d = self
-                        .descend(inner.ty, at, inner.unknown || load_index)
-                        .ok_or(Unmapped::NoCandidate)?;
-                    if d.leaf_size != 8 || d.into != 0 {
-                        return Err(Unmapped::NoCandidate);
-                    }
-                    let ty = self
-                        .pointee_any(d.leaf_ty)
-                        .ok_or(Unmapped::ScalarVariable)?;
+                    let at = inner.offset.wrapping_add(displacement);
+                    let unknown = inner.unknown || load_index;
+                    let inside = u64::try_from(at)
+                        .ok()
+                        .and_then(|at| self.descend(inner.ty, at, unknown));
+                    let (ty, mapping, via) = match inside {
+                        Some(d) => {
+                            if d.leaf_size != 8 || d.into != 0 {
+                                return Err(Unmapped::NoCandidate);
+                            }
+                            let ty = self
+                                .pointee_any(d.leaf_ty)
+                                .ok_or(Unmapped::ScalarVariable)?;
+                            (ty, inner.mapping, None)
+                        }
+                        // Loaded from outside the record: from the record holding it.
+                        None if !unknown && inner.stride.is_none() => {
+                            let (ty, how) = self
+                                .container_pointer(inner.ty, at, ctx)
+                                .ok_or(Unmapped::NoCandidate)?;
+                            (ty, Mapping::Inferred, Some(how))
+                        }
+                        None => return Err(Unmapped::NoCandidate),
+                    };
                     return Ok(Traced {
                         ty,
                         offset,
                         unknown: index,
-                        mapping: inner.mapping,
+                        mapping,
                         stride,
-                        via: None,
+                        via,
                     });
                 }
                 Link::Global {
