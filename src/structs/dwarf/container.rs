@@ -23,6 +23,10 @@ pub(super) type Holders = HashMap<String, Vec<(usize, u64)>>;
 /// Records nested deeper than this are not looked into.
 const DEPTH: u32 = 8;
 
+/// A candidate the operand lands in: the holder, the offset of the held record
+/// in it, and the descent to the operand.
+type Landing = (usize, u64, Descent);
+
 /// The offset of a record held in an array too long to list: no inference.
 const AMBIGUOUS: u64 = u64::MAX;
 
@@ -89,7 +93,7 @@ impl Builder<'_, '_> {
         at: i64,
         size: u64,
         ctx: &mut Ctx<'_>,
-    ) -> Option<(String, Vec<(usize, u64, Descent)>)> {
+    ) -> Option<(String, Vec<Landing>)> {
         let t = self.strip(ty);
         let Node::Record(r) = &self.t.nodes[t] else {
             return None;
