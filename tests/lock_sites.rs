@@ -11,7 +11,7 @@ mod common;
 
 use common::{ghostbench, read_json, require_tool};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process;
 
 fn tool(dir: &Path, program: &str, args: &[&str]) -> String {
@@ -26,6 +26,51 @@ fn tool(dir: &Path, program: &str, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fixture compiled at `-O2 -g` in a temporary folder, and its disassembly.
+struct Built {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    asm: String,
+}
+
+impl Built {
+    fn new(fixture: &str) -> Built {
+        let dir = tempfile::tempdir().unwrap();
+        let src = common::fixture("structs", fixture);
+        let bin = dir.path().join("fixture");
+        let (b, s) = (bin.to_str().unwrap(), src.to_str().unwrap());
+        tool(dir.path(), "gcc", &["-O2", "-g", "-o", b, s]);
+        let asm = tool(dir.path(), "objdump", &["-d", "--no-show-raw-insn", b]);
+        Built { dir, bin, asm }
+    }
+
+    /// Function `f`'s disassembly.
+    fn body(&self, f: &str) -> &str {
+        self.asm
+            .split("\n\n")
+            .find(|b| b.contains(&format!("<{f}>:")))
+            .unwrap_or_else(|| panic!("{f} disassembled"))
+    }
+
+    /// `ghostbench structs --hazards --json` on it.
+    fn structs(&self) -> Value {
+        let json = self.dir.path().join("r.json");
+        let out = ghostbench()
+            .arg("structs")
+            .arg(&self.bin)
+            .args(["--hazards", "--color", "never", "--json"])
+            .arg(&json)
+            .output()
+            .expect("ghostbench runs");
+        assert!(
+            out.status.success(),
+            "structs failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_json(&json)
+    }
 }
 
 fn site<'a>(r: &'a Value, function: &str) -> &'a Value {
@@ -58,33 +103,10 @@ fn a_base_set_on_every_way_into_a_join_maps_only_when_the_ways_agree() {
     if !require_tool("gcc") || !require_tool("objdump") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let src = common::fixture("structs", "locked_join.c");
-    let bin = dir.path().join("join");
-    tool(
-        dir.path(),
-        "gcc",
-        &[
-            "-O2",
-            "-g",
-            "-o",
-            bin.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ],
-    );
+    let b = Built::new("locked_join.c");
     // The shape: the site is a jump target, reached by falling in and by a jump
     // from after it, and no variable names its base register.
-    let asm = tool(
-        dir.path(),
-        "objdump",
-        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
-    );
-    let take: Vec<&str> = asm
-        .split("\n\n")
-        .find(|f| f.contains("<take>:"))
-        .expect("take disassembled")
-        .lines()
-        .collect();
+    let take: Vec<&str> = b.body("take").lines().collect();
     let lock = take
         .iter()
         .find(|l| l.contains("lock add"))
@@ -97,20 +119,7 @@ fn a_base_set_on_every_way_into_a_join_maps_only_when_the_ways_agree() {
         take.join("\n")
     );
 
-    let json = dir.path().join("r.json");
-    let out = ghostbench()
-        .arg("structs")
-        .arg(&bin)
-        .args(["--hazards", "--color", "never", "--json"])
-        .arg(&json)
-        .output()
-        .expect("ghostbench runs");
-    assert!(
-        out.status.success(),
-        "structs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = read_json(&json);
+    let r = b.structs();
     // take: o->y on one way, o->x on the other: both `struct inner *`, refs at 8.
     let s = site(&r, "take");
     assert_eq!(s["outcome"], "exact", "{s}");
@@ -131,44 +140,23 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
     if !require_tool("gcc") || !require_tool("objdump") || !require_tool("nm") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let src = common::fixture("structs", "locked_variable.c");
-    let bin = dir.path().join("variable");
-    tool(
-        dir.path(),
-        "gcc",
-        &[
-            "-O2",
-            "-g",
-            "-o",
-            bin.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ],
-    );
+    let b = Built::new("locked_variable.c");
     // The shape: each function's one locked operand is RIP-relative, at the
     // variable (objdump names it `<hits>`, `<flags+0xc>`, `<buf+0x3c>`).
-    let asm = tool(
-        dir.path(),
-        "objdump",
-        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
-    );
     for (f, target) in [
         ("count", "<hits>"),
         ("mark", "<flags+0xc>"),
         ("torn", "<buf+0x3c>"),
         ("tally", "<seen."),
     ] {
-        let body = asm
-            .split("\n\n")
-            .find(|b| b.contains(&format!("<{f}>:")))
-            .unwrap_or_else(|| panic!("{f} disassembled"));
+        let body = b.body(f);
         assert!(
             body.lines()
                 .any(|l| l.contains("lock") && l.contains("(%rip)") && l.contains(target)),
             "{f} has no locked RIP-relative operand at {target}:\n{body}"
         );
     }
-    let symbols = tool(dir.path(), "nm", &[bin.to_str().unwrap()]);
+    let symbols = tool(b.dir.path(), "nm", &[b.bin.to_str().unwrap()]);
     let address = |name: &str| {
         symbols
             .lines()
@@ -187,20 +175,7 @@ fn a_site_on_a_named_global_scalar_maps_to_the_variable_with_its_line_facts() {
         .expect("a seen.N symbol")
         .to_string();
 
-    let json = dir.path().join("r.json");
-    let out = ghostbench()
-        .arg("structs")
-        .arg(&bin)
-        .args(["--hazards", "--color", "never", "--json"])
-        .arg(&json)
-        .output()
-        .expect("ghostbench runs");
-    assert!(
-        out.status.success(),
-        "structs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = read_json(&json);
+    let r = b.structs();
     let stats = &r["lock_sites"];
     assert_eq!(stats["variable"], 4, "{stats}");
     assert_eq!(stats["exact"], 0, "{stats}");
@@ -232,57 +207,23 @@ fn a_site_past_its_record_maps_to_the_variable_or_holder_that_holds_it() {
     if !require_tool("gcc") || !require_tool("objdump") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let src = common::fixture("structs", "locked_container.c");
-    let bin = dir.path().join("container");
-    tool(
-        dir.path(),
-        "gcc",
-        &[
-            "-O2",
-            "-g",
-            "-o",
-            bin.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ],
-    );
+    let b = Built::new("locked_container.c");
     // The shape: each site is the parameter's register with the operand outside
     // its record: 4 bytes before a node, 8 bytes past a link.
-    let asm = tool(
-        dir.path(),
-        "objdump",
-        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
-    );
     for (f, operand) in [
         ("bump", "-0x4(%rdi)"),
         ("tick", "0x8(%rdi)"),
         ("fire", "-0x4(%rdi)"),
         ("drop", "(%rax)"),
     ] {
-        let body = asm
-            .split("\n\n")
-            .find(|b| b.contains(&format!("<{f}>:")))
-            .unwrap_or_else(|| panic!("{f} disassembled"));
+        let body = b.body(f);
         assert!(
             body.lines()
                 .any(|l| l.contains("lock ") && l.contains(operand)),
             "{f} has no lock on {operand}:\n{body}"
         );
     }
-    let json = dir.path().join("r.json");
-    let out = ghostbench()
-        .arg("structs")
-        .arg(&bin)
-        .args(["--hazards", "--color", "never", "--json"])
-        .arg(&json)
-        .output()
-        .expect("ghostbench runs");
-    assert!(
-        out.status.success(),
-        "structs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = read_json(&json);
+    let r = b.structs();
     // bump: node is box.n at 16; -4 is box.count (12), the one holder of a node.
     let b = site(&r, "bump");
     assert_eq!(b["outcome"], "inferred", "{b}");
@@ -312,48 +253,14 @@ fn a_segment_relative_site_through_a_register_maps_like_a_pointer() {
     if !require_tool("gcc") || !require_tool("objdump") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let src = common::fixture("structs", "locked_segment.c");
-    let bin = dir.path().join("segment");
-    tool(
-        dir.path(),
-        "gcc",
-        &[
-            "-O2",
-            "-g",
-            "-o",
-            bin.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ],
-    );
-    let asm = tool(
-        dir.path(),
-        "objdump",
-        &["-d", "--no-show-raw-insn", bin.to_str().unwrap()],
-    );
-    let body = asm
-        .split("\n\n")
-        .find(|b| b.contains("<bump>:"))
-        .expect("bump disassembled");
+    let b = Built::new("locked_segment.c");
+    let body = b.body("bump");
     assert!(
         body.lines()
             .any(|l| l.contains("lock xadd") && l.contains("%gs:0x8(%rdi)")),
         "bump has no lock xadd on %gs:0x8(%rdi):\n{body}"
     );
-    let json = dir.path().join("r.json");
-    let out = ghostbench()
-        .arg("structs")
-        .arg(&bin)
-        .args(["--hazards", "--color", "never", "--json"])
-        .arg(&json)
-        .output()
-        .expect("ghostbench runs");
-    assert!(
-        out.status.success(),
-        "structs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = read_json(&json);
+    let r = b.structs();
     let s = site(&r, "bump");
     assert_eq!(s["outcome"], "exact", "{s}");
     assert_eq!(s["members"][0], "stat.hits", "{s}");
