@@ -13,6 +13,7 @@
 //! Indirect jumps (jump tables) are not followed: as for the straight-line walk
 //! before, a join reached only through one is not seen.
 
+use super::reach::Reaching;
 use super::sole::{Part, SoleWriters};
 use super::spill::{spilled, stack_escapes};
 use super::track::induction;
@@ -91,6 +92,13 @@ pub(super) fn chains(
         per_cpu: chunk.per_cpu,
         escapes: stack_escapes(code),
         sole: SoleWriters::of(code, &hot, cold, chunk.whole, foreign, &mut factory),
+        reach: Reaching::of(
+            code,
+            &hot,
+            cold,
+            (chunk.whole, foreign, outside),
+            &mut factory,
+        ),
     };
     for site in &mut sites {
         let Ok(at) = code.binary_search_by_key(&site.address, |i| i.ip()) else {
@@ -124,6 +132,8 @@ struct Walk<'c> {
     escapes: bool,
     /// The registers one instruction of the whole function writes (`sole`).
     sole: SoleWriters,
+    /// The writes of each register that reach each instruction (`reach`).
+    reach: Reaching,
 }
 
 impl Walk<'_> {
@@ -172,12 +182,13 @@ impl Walk<'_> {
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
     ) -> Option<Option<(usize, Write)>> {
-        self.writer_from(at, register, looked, factory, false, &mut None)
+        self.writer_from(at, register, looked, factory, false, &mut None, &mut 0)
     }
 
     /// `writer`, stepping over the join at `code[at]` itself when `over_join` (a
     /// loop head already accounted for), and saying in `joined_at` where a join
-    /// stopped it.
+    /// stopped it and in `stopped` where it stopped (the register's value at
+    /// `code[stopped]` is the one asked for).
     fn writer_from(
         &self,
         mut at: usize,
@@ -186,8 +197,10 @@ impl Walk<'_> {
         factory: &mut InstructionInfoFactory,
         mut over_join: bool,
         joined_at: &mut Option<usize>,
+        stopped: &mut usize,
     ) -> Option<Option<(usize, Write)>> {
         loop {
+            *stopped = at;
             if at == 0 {
                 let clean = self.sources(0).is_empty();
                 return (clean && self.entry).then_some(None);
@@ -259,6 +272,7 @@ impl Walk<'_> {
         let mut looked = 0;
         loop {
             let mut joined_at = None;
+            let mut stopped = at;
             let found = match self.writer_from(
                 at,
                 register,
@@ -266,6 +280,7 @@ impl Walk<'_> {
                 factory,
                 over_join,
                 &mut joined_at,
+                &mut stopped,
             ) {
                 Some(found) => found,
                 None => {
@@ -281,13 +296,17 @@ impl Walk<'_> {
                     });
                     let (Some(head), Some(r)) = (joined_at, dwarf_register(register)) else {
                         // The look-back spent, the chunk's start: the one writer.
-                        self.sole(register, offset, index, joins, links, paths, factory);
+                        let here = Level {
+                            at: stopped,
+                            register,
+                            offset,
+                            index,
+                            over_join,
+                        };
+                        self.sole(here, joins, links, paths, factory);
                         break;
                     };
                     let Some(stride) = stride else {
-                        // The register's one writer in the function, where the
-                        // rest of the chain says nothing.
-                        self.sole(register, offset, index, joins, links, paths, factory);
                         // Any other join: every way into it, when they are few.
                         let here = Level {
                             at: head,
@@ -296,6 +315,9 @@ impl Walk<'_> {
                             index,
                             over_join: true,
                         };
+                        // The register's one writer in the function, where the
+                        // rest of the chain says nothing.
+                        self.sole(here, joins, links, paths, factory);
                         if let Some(join) = self.join(here, joins, paths, factory) {
                             links.push(Link::Register {
                                 address: self.code[head].ip(),
@@ -456,21 +478,29 @@ impl Walk<'_> {
         }
     }
 
-    /// Where the walk stops without a source, and the function has one writer of
-    /// `register` (`sole`): that writer's chain as a way of its own, which the
-    /// chain falls back on when the rest of it says nothing (`Link::Sole`).
-    #[allow(clippy::too_many_arguments)]
+    /// Where the walk stops without a source (at `stopped.at`), and the function has
+    /// one writer of the register (`sole`), or one write of it reaches there
+    /// (`reach`): that writer's chain as a way of its own, which the chain falls
+    /// back on when the rest of it says nothing (`Link::Sole`, `Link::Reaching`).
     fn sole(
         &self,
-        register: Register,
-        offset: i64,
-        index: bool,
+        stopped: Level,
         joins: usize,
         links: &mut Vec<Link>,
         paths: &mut Vec<Vec<Link>>,
         factory: &mut InstructionInfoFactory,
     ) {
-        let Some(w) = self.sole.of_register(register).filter(|_| joins < JOINS) else {
+        let Level {
+            register,
+            offset,
+            index,
+            ..
+        } = stopped;
+        if joins >= JOINS {
+            return;
+        }
+        let Some(w) = self.sole.of_register(register) else {
+            self.reaching(stopped, joins, links, paths, factory);
             return;
         };
         // From just after the writer, stepping over any join there: the walk
@@ -489,6 +519,67 @@ impl Walk<'_> {
                 address: self.code[w].ip(),
                 way: n,
             });
+            paths.push(way);
+        }
+    }
+
+    /// Where the walk stops without a source (at `stopped.at`): the writes of the
+    /// register that reach there (`reach`), each walked back from its writer as a
+    /// way of its own, which must all say the same (a `Link::Join` of them when
+    /// more than one), as a way the chain falls back on (`Link::Reaching`).
+    fn reaching(
+        &self,
+        stopped: Level,
+        joins: usize,
+        links: &mut Vec<Link>,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) {
+        let Some(sources) = self.reach.sources(stopped.at, stopped.register, self.code) else {
+            return;
+        };
+        let address = self.code[stopped.at].ip();
+        let mut ways = Vec::with_capacity(sources.len());
+        for s in sources {
+            let mut way = Vec::new();
+            let moved = s.at == s.writer;
+            if moved {
+                // A `cmov`'s source register, before it runs.
+                let Some(r) = dwarf_register(s.register) else {
+                    return;
+                };
+                way.push(Link::Register {
+                    address: self.code[s.at].ip(),
+                    register: r,
+                    offset: stopped.offset,
+                    index: stopped.index,
+                });
+            }
+            let from = Level {
+                at: s.at,
+                register: s.register,
+                over_join: !moved,
+                ..stopped
+            };
+            self.level(from, joins + 1, &mut way, paths, factory);
+            ways.push(way);
+        }
+        let way = if ways.len() == 1 {
+            ways.pop().unwrap_or_default()
+        } else {
+            let (Ok(first), Ok(count)) = (u32::try_from(paths.len()), u32::try_from(ways.len()))
+            else {
+                return;
+            };
+            paths.extend(ways);
+            vec![Link::Join {
+                address,
+                first,
+                count,
+            }]
+        };
+        if let Ok(n) = u32::try_from(paths.len()) {
+            links.push(Link::Reaching { address, way: n });
             paths.push(way);
         }
     }

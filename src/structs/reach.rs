@@ -1,0 +1,371 @@
+//! Atomics by use, step 1g: the one definition reaching an instruction. Where a
+//! chain's walk back stops (a join with too many ways or ways that disagree, the
+//! look-back spent), a forward pass over the whole function's control flow (its
+//! `.cold` part included) says which instructions' writes of the register can
+//! reach that point; when exactly one can, the value there is that instruction's
+//! (a callee-saved register set before a run of calls and jumps, an argument
+//! register copied once). Definitions: every instruction writing the register, a
+//! call for the caller-saved ones (its value is not followed), the function's
+//! entry; a conditional write (`cmov`) or an undecodable byte makes the value
+//! unknown. Edges: jumps and conditional branches inside the function, and falling
+//! through any instruction but an unconditional jump or a return (a call, `ud2` of
+//! `WARN`, `int3` padding: more edges only add definitions). A jump into the
+//! function from elsewhere (another chunk than its own `.cold` part) makes every
+//! register unknown at its target; a function with an indirect jump, another
+//! function jumping into its middle, or a chunk that is no whole function, gives
+//! nothing. Limits as `sole`'s: code that alternatives patch in over bytes here
+//! (`.altinstr_replacement`) is not seen.
+
+use super::sole::Part;
+use super::write::{dwarf_register, jump_target};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, OpAccess, OpKind, Register};
+
+/// No definition (a block not reached), as a set's padding.
+const NONE: u32 = u32::MAX;
+/// More definitions than a set holds, or an unknown one (first of a set).
+const MANY: u32 = u32::MAX - 1;
+/// The value the register had on entry to the function.
+const ENTRY: u32 = u32::MAX - 2;
+
+/// The definitions one register's value may come from, at most `WRITES`.
+const WRITES: usize = 4;
+
+/// The caller-saved registers (DWARF numbers): a call defines them.
+const CALL_DEFINES: u16 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 4) | (1 << 5) | 0x0f00;
+
+/// The definitions that may reach, per register (by DWARF number): instruction
+/// indices or `ENTRY`, sorted, padded with `NONE`; `[MANY, ..]`: unknown.
+type Defs = [u32; WRITES];
+type State = [Defs; 16];
+
+const EMPTY: Defs = [NONE; WRITES];
+const UNKNOWN: Defs = [MANY, NONE, NONE, NONE];
+
+/// What one instruction does to the registers: which it defines, and which it may
+/// or may not define (`cmov`); `unknown`: it could not be decoded.
+#[derive(Clone, Copy, Default)]
+struct Effect {
+    defines: u16,
+    maybe: u16,
+    unknown: bool,
+}
+
+/// Where the value of a register at some instruction may come from: the write at
+/// `code[at - 1]`, walked back from `at` (`register` there), for each write that
+/// reaches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Source {
+    /// The writing instruction.
+    pub(super) writer: usize,
+    /// Walk back from here (`writer + 1` for a write, `writer` for a `cmov`'s
+    /// source register, before it runs).
+    pub(super) at: usize,
+    pub(super) register: Register,
+}
+
+/// The reaching definitions of a function, as the state at each block's start.
+#[derive(Default)]
+pub(super) struct Reaching {
+    /// The first instruction index of each block, sorted (indices over the hot
+    /// code, then the `.cold` part's after them).
+    starts: Vec<usize>,
+    entry: Vec<State>,
+    effects: Vec<Effect>,
+    /// Instructions of the hot part (the cold part's follow them).
+    hot: usize,
+}
+
+impl Reaching {
+    /// Computed over `code` (spanning `hot`) and its `.cold` part; `whole`: the
+    /// chunk is a function; `foreign`: the targets of jumps from named code into
+    /// other functions, sorted; `outside`: every jump target from another chunk.
+    pub(super) fn of(
+        code: &[Instruction],
+        hot: &Part,
+        cold: Option<&Part>,
+        (whole, foreign, outside): (bool, &[u64], &[u64]),
+        factory: &mut InstructionInfoFactory,
+    ) -> Reaching {
+        let none = Reaching::default();
+        if !whole || code.is_empty() {
+            return none;
+        }
+        let cold_code: &[Instruction] = cold.map_or(&[], |c| c.code.as_slice());
+        let all: Vec<&Instruction> = code.iter().chain(cold_code).collect();
+        let within = |a: u64, b: u64, t: u64| (a..b).contains(&t);
+        let in_cold = |t: u64| cold.is_some_and(|c| within(c.address, c.end, t));
+        let in_hot = |t: u64| within(hot.address, hot.end, t);
+        // Another function jumping into this one's middle: nothing is known.
+        let lo = foreign.partition_point(|&t| t <= hot.address);
+        let hi = foreign.partition_point(|&t| t < hot.end);
+        if lo < hi || cold.is_some_and(|c| foreign.iter().any(|&t| within(c.address, c.end, t))) {
+            return none;
+        }
+        if all
+            .iter()
+            .any(|i| i.flow_control() == FlowControl::IndirectBranch)
+        {
+            return none;
+        }
+        // The index of the instruction at address `t`, in either part.
+        let index = |t: u64| -> Option<usize> {
+            if in_hot(t) {
+                code.binary_search_by_key(&t, |i| i.ip()).ok()
+            } else if in_cold(t) {
+                cold_code
+                    .binary_search_by_key(&t, |i| i.ip())
+                    .ok()
+                    .map(|k| k + code.len())
+            } else {
+                None
+            }
+        };
+        let n = all.len();
+        let mut leader = vec![false; n];
+        let mut unknown_entry = vec![false; n];
+        leader[0] = true;
+        if !code.is_empty() && code.len() < n {
+            leader[code.len()] = true;
+        }
+        let mut effects = Vec::with_capacity(n);
+        let mut own_targets = Vec::new();
+        for (k, i) in all.iter().enumerate() {
+            effects.push(effect(i, factory));
+            if let Some(t) = jump_target(i) {
+                match index(t) {
+                    Some(j) => leader[j] = true,
+                    // A jump into the middle of an instruction, as decoded here.
+                    None if in_hot(t) || in_cold(t) => return none,
+                    None => {}
+                }
+                if k >= code.len() {
+                    own_targets.push(t);
+                }
+            }
+            if jump_target(i).is_some() || ends_block(i) {
+                if k + 1 < n {
+                    leader[k + 1] = true;
+                }
+            }
+        }
+        own_targets.sort_unstable();
+        // Jumps from other chunks than the `.cold` part: an unknown value there.
+        for &t in outside {
+            if !(in_hot(t) || in_cold(t)) || own_targets.binary_search(&t).is_ok() {
+                continue;
+            }
+            match index(t) {
+                Some(j) => {
+                    leader[j] = true;
+                    unknown_entry[j] = true;
+                }
+                None => return none,
+            }
+        }
+        let starts: Vec<usize> = (0..n).filter(|&k| leader[k]).collect();
+        let block_of = |k: usize| starts.partition_point(|&s| s <= k) - 1;
+        let mut entry = vec![[EMPTY; 16]; starts.len()];
+        let mut work = Vec::new();
+        entry[0] = [[ENTRY, NONE, NONE, NONE]; 16];
+        work.push(0usize);
+        for (b, &s) in starts.iter().enumerate() {
+            if unknown_entry[s] {
+                entry[b] = [UNKNOWN; 16];
+                work.push(b);
+            }
+        }
+        let mut queued = vec![false; starts.len()];
+        for &b in &work {
+            queued[b] = true;
+        }
+        while let Some(b) = work.pop() {
+            queued[b] = false;
+            let first = starts[b];
+            let last = starts.get(b + 1).map_or(n, |&s| s) - 1;
+            let mut state = entry[b];
+            for k in first..=last {
+                apply(&mut state, k, effects[k]);
+            }
+            let i = all[last];
+            let mut next = Vec::with_capacity(2);
+            if let Some(t) = jump_target(i) {
+                if let Some(j) = index(t) {
+                    next.push(block_of(j));
+                }
+            }
+            let falls = !matches!(
+                i.flow_control(),
+                FlowControl::UnconditionalBranch
+                    | FlowControl::IndirectBranch
+                    | FlowControl::Return
+            );
+            // The hot part's last instruction does not fall into the cold part.
+            if falls && last + 1 < n && last + 1 != code.len() {
+                next.push(b + 1);
+            }
+            for s in next {
+                if meet(&mut entry[s], &state) && !queued[s] {
+                    queued[s] = true;
+                    work.push(s);
+                }
+            }
+        }
+        Reaching {
+            starts,
+            entry,
+            effects,
+            hot: code.len(),
+        }
+    }
+
+    /// The writes of `register` that reach `code[at]` (before it runs), each
+    /// followed to its source, when all are instructions of the hot part that
+    /// say where their value comes from (no call, not the value on entry).
+    pub(super) fn sources(
+        &self,
+        at: usize,
+        register: Register,
+        code: &[Instruction],
+    ) -> Option<Vec<Source>> {
+        let r = usize::from(dwarf_register(register)?);
+        if at >= self.hot || self.starts.is_empty() {
+            return None;
+        }
+        let b = self.starts.partition_point(|&s| s <= at) - 1;
+        let mut defs = self.entry[b][r];
+        for k in self.starts[b]..at {
+            apply_one(&mut defs, k, self.effects[k], r);
+        }
+        let mut out = Vec::new();
+        for &d in defs.iter().take_while(|&&d| d != NONE) {
+            if d >= ENTRY {
+                return None;
+            }
+            let w = d as usize;
+            let i = code.get(w)?;
+            if i.flow_control() == FlowControl::Call || i.is_invalid() {
+                return None;
+            }
+            let maybe = self.effects[w].maybe & (1 << r) != 0;
+            out.push(if maybe {
+                // `cmov src, reg`: the value it may move (the one before it is
+                // among the other writes).
+                let from = (i.op_count() == 2 && i.op1_kind() == OpKind::Register)
+                    .then(|| i.op1_register().full_register())
+                    .filter(|f| f.is_gpr64())?;
+                Source {
+                    writer: w,
+                    at: w,
+                    register: from,
+                }
+            } else {
+                Source {
+                    writer: w,
+                    at: w + 1,
+                    register,
+                }
+            });
+        }
+        (!out.is_empty()).then_some(out)
+    }
+}
+
+/// Whether control may not fall through `i` to the next instruction, or goes
+/// elsewhere too (a block ends after it).
+fn ends_block(i: &Instruction) -> bool {
+    matches!(
+        i.flow_control(),
+        FlowControl::UnconditionalBranch
+            | FlowControl::ConditionalBranch
+            | FlowControl::IndirectBranch
+            | FlowControl::Return
+    )
+}
+
+/// What `i` defines (see `Effect`).
+fn effect(i: &Instruction, factory: &mut InstructionInfoFactory) -> Effect {
+    if i.is_invalid() {
+        return Effect {
+            unknown: true,
+            ..Effect::default()
+        };
+    }
+    if i.flow_control() == FlowControl::Call {
+        return Effect {
+            defines: CALL_DEFINES,
+            ..Effect::default()
+        };
+    }
+    let mut e = Effect::default();
+    for u in factory.info(i).used_registers() {
+        let full = u.register().full_register();
+        let Some(r) = full.is_gpr64().then(|| dwarf_register(full)).flatten() else {
+            continue;
+        };
+        match u.access() {
+            OpAccess::Write | OpAccess::ReadWrite => e.defines |= 1 << r,
+            OpAccess::CondWrite | OpAccess::ReadCondWrite => e.maybe |= 1 << r,
+            _ => {}
+        }
+    }
+    e
+}
+
+/// The state after instruction `k` with effect `e`.
+fn apply(state: &mut State, k: usize, e: Effect) {
+    for r in 0..16 {
+        apply_one(&mut state[r], k, e, r);
+    }
+}
+
+/// Register `r`'s definitions after instruction `k` with effect `e`: a write
+/// replaces them, a conditional one adds itself.
+fn apply_one(defs: &mut Defs, k: usize, e: Effect, r: usize) {
+    if e.unknown {
+        *defs = UNKNOWN;
+    } else if e.maybe & (1 << r) != 0 {
+        let mut one = EMPTY;
+        one[0] = k as u32;
+        union(defs, &one);
+    } else if e.defines & (1 << r) != 0 {
+        *defs = EMPTY;
+        defs[0] = k as u32;
+    }
+}
+
+/// `into` ∪ `from`, `UNKNOWN` past `WRITES` definitions; whether `into` changed.
+fn union(into: &mut Defs, from: &Defs) -> bool {
+    if into[0] == MANY {
+        return false;
+    }
+    if from[0] == MANY {
+        *into = UNKNOWN;
+        return true;
+    }
+    let mut out = *into;
+    let mut n = out.iter().take_while(|&&d| d != NONE).count();
+    for &d in from.iter().take_while(|&&d| d != NONE) {
+        if out[..n].contains(&d) {
+            continue;
+        }
+        if n == WRITES {
+            *into = UNKNOWN;
+            return true;
+        }
+        out[n] = d;
+        n += 1;
+    }
+    out[..n].sort_unstable();
+    let changed = out != *into;
+    *into = out;
+    changed
+}
+
+/// Merges `from` into `into`, register by register; whether `into` changed.
+fn meet(into: &mut State, from: &State) -> bool {
+    let mut changed = false;
+    for (a, b) in into.iter_mut().zip(from) {
+        changed |= union(a, b);
+    }
+    changed
+}
