@@ -20,7 +20,7 @@ use super::track::induction;
 use super::types::{Link, LockSite};
 pub(super) use super::write::PerCpu;
 use super::write::{dwarf_register, full, jump_target, write_of, writes, Write};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Register};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 
 /// A range of code to decode: one function, or a whole section without symbols.
 pub(super) struct Chunk<'a> {
@@ -432,6 +432,19 @@ impl Walk<'_> {
                     });
                     break;
                 }
+                Write::Load(from, k, true) if self.per_cpu_pair(w, from, factory).is_some() => {
+                    // `mov k(%off,%ptr,1)`: a load from one CPU's copy of the
+                    // per-CPU variable the other register points to.
+                    links.push(Link::Load {
+                        offset,
+                        index,
+                        displacement: k,
+                        load_index: false,
+                    });
+                    offset = 0;
+                    index = false;
+                    self.per_cpu_pair(w, from, factory).unwrap_or(from)
+                }
                 Write::Load(from, k, load_index) => {
                     let i = &self.code[w];
                     let c = full(i.memory_index())
@@ -447,6 +460,10 @@ impl Walk<'_> {
                     index = false;
                     from
                 }
+                // A per-CPU offset added to a pointer to a per-CPU variable, or
+                // the pointer to the offset: still that variable (some CPU's copy).
+                Write::AddRegister(from) if self.per_cpu_offset(w, from, factory) => register,
+                Write::AddRegister(from) if self.per_cpu_offset(w, register, factory) => from,
                 Write::AddRegister(from) => {
                     // A global's address plus an index (`lea table(%rip), %rax;
                     // add %rax, %rdi`); otherwise `reg` is taken as the pointer.
@@ -664,6 +681,58 @@ impl Walk<'_> {
             first,
             count: count as u32,
         })
+    }
+
+    /// Whether `register` at `code[at]` holds a CPU's per-CPU offset: the last
+    /// write of it on straight-line code before is a load from the kernel's
+    /// `__per_cpu_offset(,%cpu,8)` or of `%gs:this_cpu_off` (see `PerCpu`).
+    fn per_cpu_offset(
+        &self,
+        at: usize,
+        register: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> bool {
+        let mut looked = 0;
+        let Some(Some((v, _))) = self.writer(at, register, &mut looked, factory) else {
+            return false;
+        };
+        let i = &self.code[v];
+        let load = i.mnemonic() == Mnemonic::Mov
+            && i.op_count() == 2
+            && i.op0_kind() == OpKind::Register
+            && i.op0_register().size() == 8
+            && i.op1_kind() == OpKind::Memory
+            && i.memory_base() == Register::None;
+        let at = Some(i.memory_displacement64());
+        load && match i.segment_prefix() {
+            Register::None => {
+                i.memory_index() != Register::None
+                    && i.memory_index_scale() == 8
+                    && at == self.per_cpu.offsets
+            }
+            Register::GS => i.memory_index() == Register::None && at == self.per_cpu.this_cpu_off,
+            _ => false,
+        }
+    }
+
+    /// For the load `code[at]` from `(%base,%index,1)` (`base`: its base
+    /// register), when one of the two holds a per-CPU offset: the other one, the
+    /// pointer to the per-CPU variable whose copy it reads.
+    fn per_cpu_pair(
+        &self,
+        at: usize,
+        base: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Register> {
+        let i = &self.code[at];
+        let index = full(i.memory_index()).filter(|_| i.memory_index_scale() == 1)?;
+        if self.per_cpu_offset(at, base, factory) {
+            Some(index)
+        } else if self.per_cpu_offset(at, index, factory) {
+            Some(base)
+        } else {
+            None
+        }
     }
 
     /// The constant an index register carries on top of its variable part

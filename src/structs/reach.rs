@@ -98,7 +98,7 @@ impl Reaching {
         // Another function jumping into this one's middle: nothing is known.
         let lo = foreign.partition_point(|&t| t <= hot.address);
         let hi = foreign.partition_point(|&t| t < hot.end);
-        if lo < hi || cold.is_some_and(|c| foreign.iter().any(|&t| within(c.address, c.end, t))) {
+        if lo < hi {
             return none;
         }
         if all
@@ -129,6 +129,7 @@ impl Reaching {
         }
         let mut effects = Vec::with_capacity(n);
         let mut own_targets = Vec::new();
+        let mut hot_targets = Vec::new();
         for (k, i) in all.iter().enumerate() {
             effects.push(effect(i, factory));
             if let Some(t) = jump_target(i) {
@@ -140,6 +141,8 @@ impl Reaching {
                 }
                 if k >= code.len() {
                     own_targets.push(t);
+                } else if in_cold(t) {
+                    hot_targets.push(t);
                 }
             }
             if jump_target(i).is_some() || ends_block(i) {
@@ -149,6 +152,18 @@ impl Reaching {
             }
         }
         own_targets.sort_unstable();
+        hot_targets.sort_unstable();
+        // Another function jumping into the `.cold` part: nothing is known.
+        if let Some(c) = cold {
+            let lo = foreign.partition_point(|&t| t < c.address);
+            let hi = foreign.partition_point(|&t| t < c.end);
+            if foreign[lo..hi]
+                .iter()
+                .any(|t| hot_targets.binary_search(t).is_err())
+            {
+                return none;
+            }
+        }
         // Jumps from other chunks than the `.cold` part: an unknown value there.
         for &t in outside {
             if !(in_hot(t) || in_cold(t)) || own_targets.binary_search(&t).is_ok() {
