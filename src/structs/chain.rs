@@ -10,8 +10,17 @@
 //! agree (`dwarf::trace`). It stops at a jump from another chunk, after a call
 //! that returns the register, and after 24 instructions on one way. A pointer
 //! reloaded from a stack spill slot is also the register stored there (`spill`).
+//! Where the walk stops, the register's one writer in the function (`sole`), else
+//! the writes of it that reach that point (`reach`), are ways it falls back on.
+//! The kernel's `per_cpu(v, cpu)`, a load from `(%off,%ptr,1)` or an `add` of two
+//! registers where one holds a CPU's per-CPU offset (`__per_cpu_offset[cpu]`,
+//! `%gs:this_cpu_off`), goes on with the other, the pointer to `v`.
 //! Indirect jumps (jump tables) are not followed: as for the straight-line walk
 //! before, a join reached only through one is not seen.
+//! It is over 600 lines because the walk's steps (writers on straight-line code,
+//! loop heads, joins, the one writer, the reaching writes, per-CPU pairs) share
+//! the `Walk` state and call each other; their rules are tested in `sole`,
+//! `spill`, `track`, `reach` and here.
 
 use super::reach::Reaching;
 use super::sole::{Part, SoleWriters};
@@ -753,5 +762,82 @@ impl Walk<'_> {
             at = w;
         }
         k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structs::decode_at_0x1000 as decode;
+    use crate::structs::locked::site;
+
+    /// `__per_cpu_offset` in the vmlinux these bytes come from (`-0x7dc634a0`).
+    const OFFSETS: u64 = 0xffff_ffff_8239_cb60;
+
+    /// The chain of the first lock site of `bytes` at 0x1000.
+    fn chain_of(bytes: &[u8], offsets: Option<u64>) -> Vec<Link> {
+        let chunk = Chunk {
+            address: 0x1000,
+            bytes,
+            name: 0,
+            entry: false,
+            whole: true,
+            per_cpu: PerCpu {
+                offsets,
+                this_cpu_off: None,
+            },
+        };
+        let code = decode(bytes);
+        let sites: Vec<_> = code.iter().filter_map(|i| site(i, 0)).collect();
+        chains(&chunk, &code, (None, &[]), sites, &[])[0]
+            .chain
+            .clone()
+    }
+
+    fn global(chain: &[Link]) -> Option<u64> {
+        chain.iter().find_map(|l| match *l {
+            Link::Global { address, .. } => Some(address),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn a_load_from_a_cpus_copy_of_a_per_cpu_pointer_is_a_load_from_that_variable() {
+        // cpu_disable_common: mov $0x19030,%r12; mov -0x7dc634a0(,%r15,8),%rax;
+        // mov (%rax,%r12,1),%rax; lock btr %rbp,(%rax)
+        let bytes = [
+            0x49, 0xc7, 0xc4, 0x30, 0x90, 0x01, 0x00, 0x4a, 0x8b, 0x04, 0xfd, 0x60, 0xcb, 0x39,
+            0x82, 0x4a, 0x8b, 0x04, 0x20, 0xf0, 0x48, 0x0f, 0xb3, 0x28,
+        ];
+        let chain = chain_of(&bytes, Some(OFFSETS));
+        assert!(matches!(
+            chain[1],
+            Link::Load {
+                displacement: 0,
+                load_index: false,
+                ..
+            }
+        ));
+        assert_eq!(global(&chain), Some(0x19030));
+        // Without the kernel's per-CPU offsets the load's base is no pointer known.
+        assert_eq!(global(&chain_of(&bytes, None)), None);
+    }
+
+    #[test]
+    fn a_per_cpu_offset_added_to_a_pointer_keeps_the_pointer() {
+        // mov -0x7dc634a0(,%rdx,8),%rcx; mov $0x19030,%r14; add %r14,%rcx;
+        // lock incl (%rcx): the offset is in %rcx, the variable in %r14.
+        let bytes = [
+            0x48, 0x8b, 0x0c, 0xd5, 0x60, 0xcb, 0x39, 0x82, 0x49, 0xc7, 0xc6, 0x30, 0x90, 0x01,
+            0x00, 0x4c, 0x01, 0xf1, 0xf0, 0xff, 0x01,
+        ];
+        let chain = chain_of(&bytes, Some(OFFSETS));
+        assert_eq!(global(&chain), Some(0x19030));
+        assert!(chain.iter().all(|l| !matches!(
+            l,
+            Link::Global { index: true, .. } | Link::Register { index: true, .. }
+        )));
+        // Another table's entry added: no per-CPU pointer.
+        assert_eq!(global(&chain_of(&bytes, Some(OFFSETS + 8))), None);
     }
 }

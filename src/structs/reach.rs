@@ -384,3 +384,122 @@ fn meet(into: &mut State, from: &State) -> bool {
     }
     changed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structs::decode_at_0x1000 as decode;
+
+    // lea 0x28(%rdi),%rbx; 4 × (test; je L); call; L: lock incl (%rbx);
+    // mov 0x8(%rdi),%rbx; lock incl (%rbx); cmovne %rdi,%rbx; lock incl (%rbx); ret
+    const JOINED: [u8; 44] = [
+        0x48, 0x8d, 0x5f, 0x28, 0x85, 0xf6, 0x74, 0x12, 0x85, 0xd2, 0x74, 0x0e, 0x85, 0xc9, 0x74,
+        0x0a, 0x45, 0x85, 0xc0, 0x74, 0x05, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xf0, 0xff, 0x03, 0x48,
+        0x8b, 0x5f, 0x08, 0xf0, 0xff, 0x03, 0x48, 0x0f, 0x45, 0xdf, 0xf0, 0xff, 0x03, 0xc3,
+    ];
+
+    fn reaching(code: &[Instruction], whole: bool, outside: &[u64]) -> Reaching {
+        let hot = Part {
+            address: 0x1000,
+            end: 0x1000 + JOINED.len() as u64,
+            code: Vec::new(),
+        };
+        let mut factory = InstructionInfoFactory::new();
+        Reaching::of(code, &hot, None, (whole, &[], outside), &mut factory)
+    }
+
+    fn write(writer: usize, register: Register) -> Source {
+        Source {
+            writer,
+            at: writer + 1,
+            register,
+        }
+    }
+
+    #[test]
+    fn a_register_written_before_a_call_and_a_join_of_five_ways_has_that_write() {
+        let code = decode(&JOINED);
+        assert_eq!(code[10].ip(), 0x101a);
+        let r = reaching(&code, true, &[]);
+        // At the first lock: only the lea reaches %rbx, over the call (which
+        // keeps it) and the five ways in.
+        assert_eq!(
+            r.sources(10, Register::RBX, &code),
+            Some(vec![write(0, Register::RBX)])
+        );
+        // At the second: the load after it replaced it.
+        assert_eq!(
+            r.sources(12, Register::RBX, &code),
+            Some(vec![write(11, Register::RBX)])
+        );
+        // After the cmov: the load, or the cmov's source %rdi before it.
+        let moved = Source {
+            writer: 13,
+            at: 13,
+            register: Register::RDI,
+        };
+        assert_eq!(
+            r.sources(14, Register::RBX, &code),
+            Some(vec![write(11, Register::RBX), moved])
+        );
+    }
+
+    #[test]
+    fn a_call_the_entry_or_a_jump_from_elsewhere_says_nothing() {
+        let code = decode(&JOINED);
+        let r = reaching(&code, true, &[]);
+        // %rax: the call or the value on entry; %rdi: the value on entry.
+        assert_eq!(r.sources(10, Register::RAX, &code), None);
+        assert_eq!(r.sources(10, Register::RDI, &code), None);
+        // Another chunk jumps to the first lock: %rbx may be anything there.
+        let r = reaching(&code, true, &[0x101a]);
+        assert_eq!(r.sources(10, Register::RBX, &code), None);
+        // The same after the write that follows it.
+        assert_eq!(
+            r.sources(12, Register::RBX, &code),
+            Some(vec![write(11, Register::RBX)])
+        );
+        // Not a whole function: nothing.
+        assert_eq!(
+            reaching(&code, false, &[]).sources(10, Register::RBX, &code),
+            None
+        );
+    }
+
+    #[test]
+    fn the_walk_falls_back_on_the_write_that_reaches_a_join_of_too_many_ways() {
+        use crate::structs::chain::{chains, Chunk, PerCpu};
+        use crate::structs::locked::site;
+        use crate::structs::types::Link;
+        let chunk = Chunk {
+            address: 0x1000,
+            bytes: &JOINED,
+            name: 0,
+            entry: true,
+            whole: true,
+            per_cpu: PerCpu::default(),
+        };
+        let code = decode(&JOINED);
+        let sites: Vec<_> = code.iter().filter_map(|i| site(i, 0)).collect();
+        let found = chains(&chunk, &code, (None, &[]), sites, &[]);
+        let s = &found[0];
+        assert_eq!(s.address, 0x101a);
+        // Five ways into 0x101a are more than a join follows, and %rbx has two
+        // writers (no `sole`): the one write reaching the lock is the lea, whose
+        // way goes on to %rdi + 0x28.
+        let Some(&Link::Reaching { address, way }) = s.chain.last() else {
+            panic!("{:?}", s.chain);
+        };
+        assert_eq!(address, 0x101a);
+        assert!(matches!(
+            s.paths[way as usize].first(),
+            Some(&Link::Register {
+                address: 0x1000,
+                register: 5,
+                offset: 0x28,
+                index: false,
+            })
+        ));
+        assert!(!s.chain.iter().any(|l| matches!(l, Link::Sole { .. })));
+    }
+}

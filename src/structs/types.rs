@@ -314,10 +314,10 @@ pub enum Link {
     /// `address`) writes the register (`structs::sole`): when the rest of the chain
     /// says nothing, the level's value is that writer's (`LockSite::paths[way]`).
     Sole { address: u64, way: u32 },
-    /// The walk back stopped here, and of the function's writes of the register
-    /// only the one at `address` reaches this point (`structs::reach`): when the
-    /// rest of the chain says nothing, the level's value is that writer's
-    /// (`LockSite::paths[way]`).
+    /// The walk back stopped at `address`, and the writes of the register that
+    /// reach it (`structs::reach`) say where its value came from: when the rest of
+    /// the chain says nothing, the level's value is what `LockSite::paths[way]`
+    /// says (the one write's chain, or a `Join` of each write's, which must agree).
     Reaching { address: u64, way: u32 },
 }
 
