@@ -28,8 +28,9 @@ use super::spill::{spilled, stack_escapes};
 use super::track::induction;
 use super::types::{Link, LockSite};
 pub(super) use super::write::PerCpu;
-use super::write::{dwarf_register, full, jump_target, write_of, writes, Write};
+use super::write::{dwarf_register, effects, full, jump_target, write_of, writes, Effect, Write};
 use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
+use std::cell::{Cell, OnceCell};
 
 /// A range of code to decode: one function, or a whole section without symbols.
 pub(super) struct Chunk<'a> {
@@ -94,20 +95,30 @@ pub(super) fn chains(
         end: chunk.address + chunk.bytes.len() as u64,
         code: Vec::new(),
     };
+    // What each instruction writes, for `sole` and `reach` (whole functions only).
+    let effects = if chunk.whole {
+        effects(code, cold.map_or(&[], |c| c.code.as_slice()), &mut factory)
+    } else {
+        Vec::new()
+    };
     let walk = Walk {
         code,
         jumps: &jumps,
         entry: chunk.entry,
         per_cpu: chunk.per_cpu,
         escapes: stack_escapes(code),
-        sole: SoleWriters::of(code, &hot, cold, chunk.whole, foreign, &mut factory),
-        reach: Reaching::of(
+        sole: SoleWriters::of(
             code,
             &hot,
             cold,
-            (chunk.whole, foreign, outside),
+            (chunk.whole, foreign),
+            &effects,
             &mut factory,
         ),
+        effects: &effects,
+        reach: OnceCell::new(),
+        stores: Cell::new(false),
+        function: (&hot, cold, chunk.whole, foreign, outside),
     };
     for site in &mut sites {
         let Ok(at) = code.binary_search_by_key(&site.address, |i| i.ip()) else {
@@ -121,6 +132,7 @@ pub(super) fn chains(
                 .wrapping_add(k.wrapping_mul(i64::from(site.scale)));
         }
         if let Some(base) = full(i.memory_base()) {
+            walk.stores.set(site.plain);
             if site.base.is_some() {
                 (site.chain, site.paths) = walk.chain(at, base, &mut factory);
             }
@@ -141,8 +153,17 @@ struct Walk<'c> {
     escapes: bool,
     /// The registers one instruction of the whole function writes (`sole`).
     sole: SoleWriters,
-    /// The writes of each register that reach each instruction (`reach`).
-    reach: Reaching,
+    /// The writes of each register that reach each instruction (`reach`), worked
+    /// out the first time a walk needs them.
+    reach: OnceCell<Reaching>,
+    /// What `reach` needs: the chunk's span, its `.cold` part, whether it is a
+    /// whole function, the jumps into functions from others and from other chunks.
+    function: (&'c Part, Option<&'c Part>, bool, &'c [u64], &'c [u64]),
+    /// The walk is for a plain store, whose chain does without `reach` (stores
+    /// outnumber lock sites, and their mappings are only evidence).
+    stores: Cell<bool>,
+    /// What each instruction of the function writes (`reach::effects`).
+    effects: &'c [Effect],
 }
 
 impl Walk<'_> {
@@ -191,7 +212,7 @@ impl Walk<'_> {
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
     ) -> Option<Option<(usize, Write)>> {
-        self.writer_from(at, register, looked, factory, false, &mut None, &mut 0)
+        self.writer_from(at, register, looked, factory, false, (&mut None, &mut 0))
     }
 
     /// `writer`, stepping over the join at `code[at]` itself when `over_join` (a
@@ -205,8 +226,7 @@ impl Walk<'_> {
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
         mut over_join: bool,
-        joined_at: &mut Option<usize>,
-        stopped: &mut usize,
+        (joined_at, stopped): (&mut Option<usize>, &mut usize),
     ) -> Option<Option<(usize, Write)>> {
         loop {
             *stopped = at;
@@ -288,8 +308,7 @@ impl Walk<'_> {
                 &mut looked,
                 factory,
                 over_join,
-                &mut joined_at,
-                &mut stopped,
+                (&mut joined_at, &mut stopped),
             ) {
                 Some(found) => found,
                 None => {
@@ -561,7 +580,20 @@ impl Walk<'_> {
         paths: &mut Vec<Vec<Link>>,
         factory: &mut InstructionInfoFactory,
     ) {
-        let Some(sources) = self.reach.sources(stopped.at, stopped.register, self.code) else {
+        if self.stores.get() {
+            return;
+        }
+        let (hot, cold, whole, foreign, outside) = self.function;
+        let reach = self.reach.get_or_init(|| {
+            Reaching::of(
+                self.code,
+                hot,
+                cold,
+                (whole, foreign, outside),
+                self.effects,
+            )
+        });
+        let Some(sources) = reach.sources(stopped.at, stopped.register, self.code) else {
             return;
         };
         let address = self.code[stopped.at].ip();

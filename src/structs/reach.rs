@@ -17,8 +17,9 @@
 //! (`.altinstr_replacement`) is not seen.
 
 use super::sole::Part;
-use super::write::{dwarf_register, jump_target};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, OpAccess, OpKind, Register};
+use super::write::{dwarf_register, jump_target, Effect};
+use iced_x86::{FlowControl, Instruction, OpKind, Register};
+use std::cell::OnceCell;
 
 /// No definition (a block not reached), as a set's padding.
 const NONE: u32 = u32::MAX;
@@ -30,25 +31,15 @@ const ENTRY: u32 = u32::MAX - 2;
 /// The definitions one register's value may come from, at most `WRITES`.
 const WRITES: usize = 4;
 
-/// The caller-saved registers (DWARF numbers): a call defines them.
-const CALL_DEFINES: u16 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 4) | (1 << 5) | 0x0f00;
-
 /// The definitions that may reach, per register (by DWARF number): instruction
 /// indices or `ENTRY`, sorted, padded with `NONE`; `[MANY, ..]`: unknown.
 type Defs = [u32; WRITES];
-type State = [Defs; 16];
+
+/// No successor block.
+const NO: u32 = u32::MAX;
 
 const EMPTY: Defs = [NONE; WRITES];
 const UNKNOWN: Defs = [MANY, NONE, NONE, NONE];
-
-/// What one instruction does to the registers: which it defines, and which it may
-/// or may not define (`cmov`); `unknown`: it could not be decoded.
-#[derive(Clone, Copy, Default)]
-struct Effect {
-    defines: u16,
-    maybe: u16,
-    unknown: bool,
-}
 
 /// Where the value of a register at some instruction may come from: the write at
 /// `code[at - 1]`, walked back from `at` (`register` there), for each write that
@@ -69,7 +60,13 @@ pub(super) struct Reaching {
     /// The first instruction index of each block, sorted (indices over the hot
     /// code, then the `.cold` part's after them).
     starts: Vec<usize>,
-    entry: Vec<State>,
+    /// Each block's successors, `NO` for none.
+    next: Vec<[u32; 2]>,
+    /// The blocks jumped to from other chunks (every register unknown there).
+    unknown: Vec<usize>,
+    /// Per register, the definitions at each block's start, worked out the first
+    /// time a walk asks about that register.
+    entry: [OnceCell<Vec<Defs>>; 16],
     effects: Vec<Effect>,
     /// Instructions of the hot part (the cold part's follow them).
     hot: usize,
@@ -84,10 +81,11 @@ impl Reaching {
         hot: &Part,
         cold: Option<&Part>,
         (whole, foreign, outside): (bool, &[u64], &[u64]),
-        factory: &mut InstructionInfoFactory,
+        effects: &[Effect],
     ) -> Reaching {
         let none = Reaching::default();
-        if !whole || code.is_empty() {
+        let cold_len = cold.map_or(0, |c| c.code.len());
+        if !whole || code.is_empty() || effects.len() != code.len() + cold_len {
             return none;
         }
         let cold_code: &[Instruction] = cold.map_or(&[], |c| c.code.as_slice());
@@ -127,11 +125,9 @@ impl Reaching {
         if !code.is_empty() && code.len() < n {
             leader[code.len()] = true;
         }
-        let mut effects = Vec::with_capacity(n);
         let mut own_targets = Vec::new();
         let mut hot_targets = Vec::new();
         for (k, i) in all.iter().enumerate() {
-            effects.push(effect(i, factory));
             if let Some(t) = jump_target(i) {
                 match index(t) {
                     Some(j) => leader[j] = true,
@@ -145,10 +141,8 @@ impl Reaching {
                     hot_targets.push(t);
                 }
             }
-            if jump_target(i).is_some() || ends_block(i) {
-                if k + 1 < n {
-                    leader[k + 1] = true;
-                }
+            if (jump_target(i).is_some() || ends_block(i)) && k + 1 < n {
+                leader[k + 1] = true;
             }
         }
         own_targets.sort_unstable();
@@ -179,34 +173,14 @@ impl Reaching {
         }
         let starts: Vec<usize> = (0..n).filter(|&k| leader[k]).collect();
         let block_of = |k: usize| starts.partition_point(|&s| s <= k) - 1;
-        let mut entry = vec![[EMPTY; 16]; starts.len()];
-        let mut work = Vec::new();
-        entry[0] = [[ENTRY, NONE, NONE, NONE]; 16];
-        work.push(0usize);
-        for (b, &s) in starts.iter().enumerate() {
-            if unknown_entry[s] {
-                entry[b] = [UNKNOWN; 16];
-                work.push(b);
-            }
-        }
-        let mut queued = vec![false; starts.len()];
-        for &b in &work {
-            queued[b] = true;
-        }
-        while let Some(b) = work.pop() {
-            queued[b] = false;
-            let first = starts[b];
+        // Each block's successors (`NO`: none).
+        let mut next = Vec::with_capacity(starts.len());
+        for (b, _) in starts.iter().enumerate() {
             let last = starts.get(b + 1).map_or(n, |&s| s) - 1;
-            let mut state = entry[b];
-            for k in first..=last {
-                apply(&mut state, k, effects[k]);
-            }
             let i = all[last];
-            let mut next = Vec::with_capacity(2);
-            if let Some(t) = jump_target(i) {
-                if let Some(j) = index(t) {
-                    next.push(block_of(j));
-                }
+            let mut to = [NO; 2];
+            if let Some(j) = jump_target(i).and_then(index) {
+                to[0] = block_of(j) as u32;
             }
             let falls = !matches!(
                 i.flow_control(),
@@ -216,19 +190,19 @@ impl Reaching {
             );
             // The hot part's last instruction does not fall into the cold part.
             if falls && last + 1 < n && last + 1 != code.len() {
-                next.push(b + 1);
+                to[1] = (b + 1) as u32;
             }
-            for s in next {
-                if meet(&mut entry[s], &state) && !queued[s] {
-                    queued[s] = true;
-                    work.push(s);
-                }
-            }
+            next.push(to);
         }
+        let unknown: Vec<usize> = (0..starts.len())
+            .filter(|&b| unknown_entry[starts[b]])
+            .collect();
         Reaching {
             starts,
-            entry,
-            effects,
+            next,
+            unknown,
+            entry: Default::default(),
+            effects: effects.to_vec(),
             hot: code.len(),
         }
     }
@@ -247,7 +221,7 @@ impl Reaching {
             return None;
         }
         let b = self.starts.partition_point(|&s| s <= at) - 1;
-        let mut defs = self.entry[b][r];
+        let mut defs = self.entry[r].get_or_init(|| self.flow(r))[b];
         for k in self.starts[b]..at {
             apply_one(&mut defs, k, self.effects[k], r);
         }
@@ -285,6 +259,44 @@ impl Reaching {
     }
 }
 
+impl Reaching {
+    /// The definitions of register `r` at each block's start: the function's
+    /// entry at the first, unknown where other chunks jump, and at every other
+    /// the union over the blocks flowing into it, to a fixed point.
+    fn flow(&self, r: usize) -> Vec<Defs> {
+        let blocks = self.starts.len();
+        let mut entry = vec![EMPTY; blocks];
+        let mut queued = vec![false; blocks];
+        entry[0] = [ENTRY, NONE, NONE, NONE];
+        let mut work = vec![0usize];
+        queued[0] = true;
+        for &b in &self.unknown {
+            entry[b] = UNKNOWN;
+            if !queued[b] {
+                queued[b] = true;
+                work.push(b);
+            }
+        }
+        let end = self.effects.len();
+        while let Some(b) = work.pop() {
+            queued[b] = false;
+            let last = self.starts.get(b + 1).map_or(end, |&s| s);
+            let mut defs = entry[b];
+            for k in self.starts[b]..last {
+                apply_one(&mut defs, k, self.effects[k], r);
+            }
+            for s in self.next[b] {
+                let s = s as usize;
+                if s < blocks && union(&mut entry[s], &defs) && !queued[s] {
+                    queued[s] = true;
+                    work.push(s);
+                }
+            }
+        }
+        entry
+    }
+}
+
 /// Whether control may not fall through `i` to the next instruction, or goes
 /// elsewhere too (a block ends after it).
 fn ends_block(i: &Instruction) -> bool {
@@ -295,42 +307,6 @@ fn ends_block(i: &Instruction) -> bool {
             | FlowControl::IndirectBranch
             | FlowControl::Return
     )
-}
-
-/// What `i` defines (see `Effect`).
-fn effect(i: &Instruction, factory: &mut InstructionInfoFactory) -> Effect {
-    if i.is_invalid() {
-        return Effect {
-            unknown: true,
-            ..Effect::default()
-        };
-    }
-    if i.flow_control() == FlowControl::Call {
-        return Effect {
-            defines: CALL_DEFINES,
-            ..Effect::default()
-        };
-    }
-    let mut e = Effect::default();
-    for u in factory.info(i).used_registers() {
-        let full = u.register().full_register();
-        let Some(r) = full.is_gpr64().then(|| dwarf_register(full)).flatten() else {
-            continue;
-        };
-        match u.access() {
-            OpAccess::Write | OpAccess::ReadWrite => e.defines |= 1 << r,
-            OpAccess::CondWrite | OpAccess::ReadCondWrite => e.maybe |= 1 << r,
-            _ => {}
-        }
-    }
-    e
-}
-
-/// The state after instruction `k` with effect `e`.
-fn apply(state: &mut State, k: usize, e: Effect) {
-    for r in 0..16 {
-        apply_one(&mut state[r], k, e, r);
-    }
 }
 
 /// Register `r`'s definitions after instruction `k` with effect `e`: a write
@@ -376,19 +352,11 @@ fn union(into: &mut Defs, from: &Defs) -> bool {
     changed
 }
 
-/// Merges `from` into `into`, register by register; whether `into` changed.
-fn meet(into: &mut State, from: &State) -> bool {
-    let mut changed = false;
-    for (a, b) in into.iter_mut().zip(from) {
-        changed |= union(a, b);
-    }
-    changed
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::structs::decode_at_0x1000 as decode;
+    use iced_x86::InstructionInfoFactory;
 
     // lea 0x28(%rdi),%rbx; 4 × (test; je L); call; L: lock incl (%rbx);
     // mov 0x8(%rdi),%rbx; lock incl (%rbx); cmovne %rdi,%rbx; lock incl (%rbx); ret
@@ -405,7 +373,8 @@ mod tests {
             code: Vec::new(),
         };
         let mut factory = InstructionInfoFactory::new();
-        Reaching::of(code, &hot, None, (whole, &[], outside), &mut factory)
+        let effects = crate::structs::write::effects(code, &[], &mut factory);
+        Reaching::of(code, &hot, None, (whole, &[], outside), &effects)
     }
 
     fn write(writer: usize, register: Register) -> Source {
