@@ -10,16 +10,27 @@
 //! agree (`dwarf::trace`). It stops at a jump from another chunk, after a call
 //! that returns the register, and after 24 instructions on one way. A pointer
 //! reloaded from a stack spill slot is also the register stored there (`spill`).
+//! Where the walk stops, the register's one writer in the function (`sole`), else
+//! the writes of it that reach that point (`reach`), are ways it falls back on.
+//! The kernel's `per_cpu(v, cpu)`, a load from `(%off,%ptr,1)` or an `add` of two
+//! registers where one holds a CPU's per-CPU offset (`__per_cpu_offset[cpu]`,
+//! `%gs:this_cpu_off`), goes on with the other, the pointer to `v`.
 //! Indirect jumps (jump tables) are not followed: as for the straight-line walk
 //! before, a join reached only through one is not seen.
+//! It is over 600 lines because the walk's steps (writers on straight-line code,
+//! loop heads, joins, the one writer, the reaching writes, per-CPU pairs) share
+//! the `Walk` state and call each other; their rules are tested in `sole`,
+//! `spill`, `track`, `reach` and here.
 
+use super::reach::Reaching;
 use super::sole::{Part, SoleWriters};
 use super::spill::{spilled, stack_escapes};
 use super::track::induction;
 use super::types::{Link, LockSite};
 pub(super) use super::write::PerCpu;
-use super::write::{dwarf_register, full, jump_target, write_of, writes, Write};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Register};
+use super::write::{dwarf_register, effects, full, jump_target, write_of, writes, Effect, Write};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
+use std::cell::{Cell, OnceCell};
 
 /// A range of code to decode: one function, or a whole section without symbols.
 pub(super) struct Chunk<'a> {
@@ -84,13 +95,30 @@ pub(super) fn chains(
         end: chunk.address + chunk.bytes.len() as u64,
         code: Vec::new(),
     };
+    // What each instruction writes, for `sole` and `reach` (whole functions only).
+    let effects = if chunk.whole {
+        effects(code, cold.map_or(&[], |c| c.code.as_slice()), &mut factory)
+    } else {
+        Vec::new()
+    };
     let walk = Walk {
         code,
         jumps: &jumps,
         entry: chunk.entry,
         per_cpu: chunk.per_cpu,
         escapes: stack_escapes(code),
-        sole: SoleWriters::of(code, &hot, cold, chunk.whole, foreign, &mut factory),
+        sole: SoleWriters::of(
+            code,
+            &hot,
+            cold,
+            (chunk.whole, foreign),
+            &effects,
+            &mut factory,
+        ),
+        effects: &effects,
+        reach: OnceCell::new(),
+        stores: Cell::new(false),
+        function: (&hot, cold, chunk.whole, foreign, outside),
     };
     for site in &mut sites {
         let Ok(at) = code.binary_search_by_key(&site.address, |i| i.ip()) else {
@@ -104,6 +132,7 @@ pub(super) fn chains(
                 .wrapping_add(k.wrapping_mul(i64::from(site.scale)));
         }
         if let Some(base) = full(i.memory_base()) {
+            walk.stores.set(site.plain);
             if site.base.is_some() {
                 (site.chain, site.paths) = walk.chain(at, base, &mut factory);
             }
@@ -124,6 +153,17 @@ struct Walk<'c> {
     escapes: bool,
     /// The registers one instruction of the whole function writes (`sole`).
     sole: SoleWriters,
+    /// The writes of each register that reach each instruction (`reach`), worked
+    /// out the first time a walk needs them.
+    reach: OnceCell<Reaching>,
+    /// What `reach` needs: the chunk's span, its `.cold` part, whether it is a
+    /// whole function, the jumps into functions from others and from other chunks.
+    function: (&'c Part, Option<&'c Part>, bool, &'c [u64], &'c [u64]),
+    /// The walk is for a plain store, whose chain does without `reach` (stores
+    /// outnumber lock sites, and their mappings are only evidence).
+    stores: Cell<bool>,
+    /// What each instruction of the function writes (`reach::effects`).
+    effects: &'c [Effect],
 }
 
 impl Walk<'_> {
@@ -172,12 +212,13 @@ impl Walk<'_> {
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
     ) -> Option<Option<(usize, Write)>> {
-        self.writer_from(at, register, looked, factory, false, &mut None)
+        self.writer_from(at, register, looked, factory, false, (&mut None, &mut 0))
     }
 
     /// `writer`, stepping over the join at `code[at]` itself when `over_join` (a
     /// loop head already accounted for), and saying in `joined_at` where a join
-    /// stopped it.
+    /// stopped it and in `stopped` where it stopped (the register's value at
+    /// `code[stopped]` is the one asked for).
     fn writer_from(
         &self,
         mut at: usize,
@@ -185,9 +226,10 @@ impl Walk<'_> {
         looked: &mut usize,
         factory: &mut InstructionInfoFactory,
         mut over_join: bool,
-        joined_at: &mut Option<usize>,
+        (joined_at, stopped): (&mut Option<usize>, &mut usize),
     ) -> Option<Option<(usize, Write)>> {
         loop {
+            *stopped = at;
             if at == 0 {
                 let clean = self.sources(0).is_empty();
                 return (clean && self.entry).then_some(None);
@@ -259,13 +301,14 @@ impl Walk<'_> {
         let mut looked = 0;
         loop {
             let mut joined_at = None;
+            let mut stopped = at;
             let found = match self.writer_from(
                 at,
                 register,
                 &mut looked,
                 factory,
                 over_join,
-                &mut joined_at,
+                (&mut joined_at, &mut stopped),
             ) {
                 Some(found) => found,
                 None => {
@@ -281,13 +324,17 @@ impl Walk<'_> {
                     });
                     let (Some(head), Some(r)) = (joined_at, dwarf_register(register)) else {
                         // The look-back spent, the chunk's start: the one writer.
-                        self.sole(register, offset, index, joins, links, paths, factory);
+                        let here = Level {
+                            at: stopped,
+                            register,
+                            offset,
+                            index,
+                            over_join,
+                        };
+                        self.sole(here, joins, links, paths, factory);
                         break;
                     };
                     let Some(stride) = stride else {
-                        // The register's one writer in the function, where the
-                        // rest of the chain says nothing.
-                        self.sole(register, offset, index, joins, links, paths, factory);
                         // Any other join: every way into it, when they are few.
                         let here = Level {
                             at: head,
@@ -296,6 +343,9 @@ impl Walk<'_> {
                             index,
                             over_join: true,
                         };
+                        // The register's one writer in the function, where the
+                        // rest of the chain says nothing.
+                        self.sole(here, joins, links, paths, factory);
                         if let Some(join) = self.join(here, joins, paths, factory) {
                             links.push(Link::Register {
                                 address: self.code[head].ip(),
@@ -410,6 +460,19 @@ impl Walk<'_> {
                     });
                     break;
                 }
+                Write::Load(from, k, true) if self.per_cpu_pair(w, from, factory).is_some() => {
+                    // `mov k(%off,%ptr,1)`: a load from one CPU's copy of the
+                    // per-CPU variable the other register points to.
+                    links.push(Link::Load {
+                        offset,
+                        index,
+                        displacement: k,
+                        load_index: false,
+                    });
+                    offset = 0;
+                    index = false;
+                    self.per_cpu_pair(w, from, factory).unwrap_or(from)
+                }
                 Write::Load(from, k, load_index) => {
                     let i = &self.code[w];
                     let c = full(i.memory_index())
@@ -425,6 +488,10 @@ impl Walk<'_> {
                     index = false;
                     from
                 }
+                // A per-CPU offset added to a pointer to a per-CPU variable, or
+                // the pointer to the offset: still that variable (some CPU's copy).
+                Write::AddRegister(from) if self.per_cpu_offset(w, from, factory) => register,
+                Write::AddRegister(from) if self.per_cpu_offset(w, register, factory) => from,
                 Write::AddRegister(from) => {
                     // A global's address plus an index (`lea table(%rip), %rax;
                     // add %rax, %rdi`); otherwise `reg` is taken as the pointer.
@@ -456,21 +523,29 @@ impl Walk<'_> {
         }
     }
 
-    /// Where the walk stops without a source, and the function has one writer of
-    /// `register` (`sole`): that writer's chain as a way of its own, which the
-    /// chain falls back on when the rest of it says nothing (`Link::Sole`).
-    #[allow(clippy::too_many_arguments)]
+    /// Where the walk stops without a source (at `stopped.at`), and the function has
+    /// one writer of the register (`sole`), or one write of it reaches there
+    /// (`reach`): that writer's chain as a way of its own, which the chain falls
+    /// back on when the rest of it says nothing (`Link::Sole`, `Link::Reaching`).
     fn sole(
         &self,
-        register: Register,
-        offset: i64,
-        index: bool,
+        stopped: Level,
         joins: usize,
         links: &mut Vec<Link>,
         paths: &mut Vec<Vec<Link>>,
         factory: &mut InstructionInfoFactory,
     ) {
-        let Some(w) = self.sole.of_register(register).filter(|_| joins < JOINS) else {
+        let Level {
+            register,
+            offset,
+            index,
+            ..
+        } = stopped;
+        if joins >= JOINS {
+            return;
+        }
+        let Some(w) = self.sole.of_register(register) else {
+            self.reaching(stopped, joins, links, paths, factory);
             return;
         };
         // From just after the writer, stepping over any join there: the walk
@@ -489,6 +564,80 @@ impl Walk<'_> {
                 address: self.code[w].ip(),
                 way: n,
             });
+            paths.push(way);
+        }
+    }
+
+    /// Where the walk stops without a source (at `stopped.at`): the writes of the
+    /// register that reach there (`reach`), each walked back from its writer as a
+    /// way of its own, which must all say the same (a `Link::Join` of them when
+    /// more than one), as a way the chain falls back on (`Link::Reaching`).
+    fn reaching(
+        &self,
+        stopped: Level,
+        joins: usize,
+        links: &mut Vec<Link>,
+        paths: &mut Vec<Vec<Link>>,
+        factory: &mut InstructionInfoFactory,
+    ) {
+        if self.stores.get() {
+            return;
+        }
+        let (hot, cold, whole, foreign, outside) = self.function;
+        let reach = self.reach.get_or_init(|| {
+            Reaching::of(
+                self.code,
+                hot,
+                cold,
+                (whole, foreign, outside),
+                self.effects,
+            )
+        });
+        let Some(sources) = reach.sources(stopped.at, stopped.register, self.code) else {
+            return;
+        };
+        let address = self.code[stopped.at].ip();
+        let mut ways = Vec::with_capacity(sources.len());
+        for s in sources {
+            let mut way = Vec::new();
+            let moved = s.at == s.writer;
+            if moved {
+                // A `cmov`'s source register, before it runs.
+                let Some(r) = dwarf_register(s.register) else {
+                    return;
+                };
+                way.push(Link::Register {
+                    address: self.code[s.at].ip(),
+                    register: r,
+                    offset: stopped.offset,
+                    index: stopped.index,
+                });
+            }
+            let from = Level {
+                at: s.at,
+                register: s.register,
+                over_join: !moved,
+                ..stopped
+            };
+            self.level(from, joins + 1, &mut way, paths, factory);
+            ways.push(way);
+        }
+        let way = if ways.len() == 1 {
+            ways.pop().unwrap_or_default()
+        } else {
+            let (Ok(first), Ok(count)) = (u32::try_from(paths.len()), u32::try_from(ways.len()))
+            else {
+                return;
+            };
+            paths.extend(ways);
+            vec![Link::Join {
+                address,
+                first,
+                count,
+            }]
+        };
+        if let Ok(n) = u32::try_from(paths.len()) {
+            links.push(Link::Reaching { address, way: n });
             paths.push(way);
         }
     }
@@ -575,6 +724,58 @@ impl Walk<'_> {
         })
     }
 
+    /// Whether `register` at `code[at]` holds a CPU's per-CPU offset: the last
+    /// write of it on straight-line code before is a load from the kernel's
+    /// `__per_cpu_offset(,%cpu,8)` or of `%gs:this_cpu_off` (see `PerCpu`).
+    fn per_cpu_offset(
+        &self,
+        at: usize,
+        register: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> bool {
+        let mut looked = 0;
+        let Some(Some((v, _))) = self.writer(at, register, &mut looked, factory) else {
+            return false;
+        };
+        let i = &self.code[v];
+        let load = i.mnemonic() == Mnemonic::Mov
+            && i.op_count() == 2
+            && i.op0_kind() == OpKind::Register
+            && i.op0_register().size() == 8
+            && i.op1_kind() == OpKind::Memory
+            && i.memory_base() == Register::None;
+        let at = Some(i.memory_displacement64());
+        load && match i.segment_prefix() {
+            Register::None => {
+                i.memory_index() != Register::None
+                    && i.memory_index_scale() == 8
+                    && at == self.per_cpu.offsets
+            }
+            Register::GS => i.memory_index() == Register::None && at == self.per_cpu.this_cpu_off,
+            _ => false,
+        }
+    }
+
+    /// For the load `code[at]` from `(%base,%index,1)` (`base`: its base
+    /// register), when one of the two holds a per-CPU offset: the other one, the
+    /// pointer to the per-CPU variable whose copy it reads.
+    fn per_cpu_pair(
+        &self,
+        at: usize,
+        base: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> Option<Register> {
+        let i = &self.code[at];
+        let index = full(i.memory_index()).filter(|_| i.memory_index_scale() == 1)?;
+        if self.per_cpu_offset(at, base, factory) {
+            Some(index)
+        } else if self.per_cpu_offset(at, index, factory) {
+            Some(base)
+        } else {
+            None
+        }
+    }
+
     /// The constant an index register carries on top of its variable part
     /// (`lea 3(%rcx), %rsi` then `(%rdx,%rsi,8)`: 3), 0 when none is seen.
     fn constant(&self, at: usize, index: Register, factory: &mut InstructionInfoFactory) -> i64 {
@@ -593,5 +794,82 @@ impl Walk<'_> {
             at = w;
         }
         k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structs::decode_at_0x1000 as decode;
+    use crate::structs::locked::site;
+
+    /// `__per_cpu_offset` in the vmlinux these bytes come from (`-0x7dc634a0`).
+    const OFFSETS: u64 = 0xffff_ffff_8239_cb60;
+
+    /// The chain of the first lock site of `bytes` at 0x1000.
+    fn chain_of(bytes: &[u8], offsets: Option<u64>) -> Vec<Link> {
+        let chunk = Chunk {
+            address: 0x1000,
+            bytes,
+            name: 0,
+            entry: false,
+            whole: true,
+            per_cpu: PerCpu {
+                offsets,
+                this_cpu_off: None,
+            },
+        };
+        let code = decode(bytes);
+        let sites: Vec<_> = code.iter().filter_map(|i| site(i, 0)).collect();
+        chains(&chunk, &code, (None, &[]), sites, &[])[0]
+            .chain
+            .clone()
+    }
+
+    fn global(chain: &[Link]) -> Option<u64> {
+        chain.iter().find_map(|l| match *l {
+            Link::Global { address, .. } => Some(address),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn a_load_from_a_cpus_copy_of_a_per_cpu_pointer_is_a_load_from_that_variable() {
+        // cpu_disable_common: mov $0x19030,%r12; mov -0x7dc634a0(,%r15,8),%rax;
+        // mov (%rax,%r12,1),%rax; lock btr %rbp,(%rax)
+        let bytes = [
+            0x49, 0xc7, 0xc4, 0x30, 0x90, 0x01, 0x00, 0x4a, 0x8b, 0x04, 0xfd, 0x60, 0xcb, 0x39,
+            0x82, 0x4a, 0x8b, 0x04, 0x20, 0xf0, 0x48, 0x0f, 0xb3, 0x28,
+        ];
+        let chain = chain_of(&bytes, Some(OFFSETS));
+        assert!(matches!(
+            chain[1],
+            Link::Load {
+                displacement: 0,
+                load_index: false,
+                ..
+            }
+        ));
+        assert_eq!(global(&chain), Some(0x19030));
+        // Without the kernel's per-CPU offsets the load's base is no pointer known.
+        assert_eq!(global(&chain_of(&bytes, None)), None);
+    }
+
+    #[test]
+    fn a_per_cpu_offset_added_to_a_pointer_keeps_the_pointer() {
+        // mov -0x7dc634a0(,%rdx,8),%rcx; mov $0x19030,%r14; add %r14,%rcx;
+        // lock incl (%rcx): the offset is in %rcx, the variable in %r14.
+        let bytes = [
+            0x48, 0x8b, 0x0c, 0xd5, 0x60, 0xcb, 0x39, 0x82, 0x49, 0xc7, 0xc6, 0x30, 0x90, 0x01,
+            0x00, 0x4c, 0x01, 0xf1, 0xf0, 0xff, 0x01,
+        ];
+        let chain = chain_of(&bytes, Some(OFFSETS));
+        assert_eq!(global(&chain), Some(0x19030));
+        assert!(chain.iter().all(|l| !matches!(
+            l,
+            Link::Global { index: true, .. } | Link::Register { index: true, .. }
+        )));
+        // Another table's entry added: no per-CPU pointer.
+        assert_eq!(global(&chain_of(&bytes, Some(OFFSETS + 8))), None);
     }
 }

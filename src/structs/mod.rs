@@ -21,6 +21,7 @@ pub mod elf;
 pub mod hazards;
 pub mod layout;
 pub mod locked;
+mod reach;
 pub mod render;
 mod sole;
 mod spill;

@@ -15,7 +15,7 @@
 //! not write (an `ALTERNATIVE` with an empty original) would be a definition not
 //! seen.
 
-use super::write::{jump_target, write_of, writes, Write};
+use super::write::{jump_target, write_of, Effect, Write};
 use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 use std::collections::HashMap;
 
@@ -86,17 +86,19 @@ impl SoleWriters {
     /// whose writes count too. `whole`: the chunk is a function (see the file's
     /// header); a jump from another function into this one's middle (`foreign`:
     /// the targets of jumps from named code into other functions, sorted) makes
-    /// nothing known.
+    /// nothing known. `effects`: what each instruction of `code` and then of the
+    /// `.cold` part writes (`reach::effects`).
     pub(super) fn of(
         code: &[Instruction],
         hot: &Part,
         cold: Option<&Part>,
-        whole: bool,
-        foreign: &[u64],
+        (whole, foreign): (bool, &[u64]),
+        effects: &[Effect],
         factory: &mut InstructionInfoFactory,
     ) -> SoleWriters {
         let mut out = SoleWriters::default();
-        if !whole || code.is_empty() {
+        let cold_len = cold.map_or(0, |c| c.code.len());
+        if !whole || code.is_empty() || effects.len() != code.len() + cold_len {
             return out;
         }
         let inside = |t: u64| {
@@ -112,16 +114,20 @@ impl SoleWriters {
         let parts = [Some(code), cold.map(|c| c.code.as_slice())];
         for (p, part) in parts.iter().enumerate() {
             let Some(part) = part else { continue };
+            let effects = &effects[if p == 0 { 0 } else { code.len() }..];
             for (k, i) in part.iter().enumerate() {
                 if i.is_invalid() {
                     continue;
                 }
                 let call = i.flow_control() == FlowControl::Call;
+                let e = effects[k];
+                let mut restore = None;
                 for (r, (register, by_calls)) in REGISTERS.iter().enumerate() {
                     let written = if call {
                         *by_calls
                     } else {
-                        writes(i, *register, factory) && !restores(part, k, &inside)
+                        e.writes(*register)
+                            && !*restore.get_or_insert_with(|| restores(part, k, &inside))
                     };
                     if written {
                         count[r] += 1;
@@ -201,7 +207,8 @@ mod tests {
             code: Vec::new(),
         };
         let mut factory = InstructionInfoFactory::new();
-        SoleWriters::of(&code, &hot, None, whole, &[], &mut factory)
+        let effects = crate::structs::write::effects(&code, &[], &mut factory);
+        SoleWriters::of(&code, &hot, None, (whole, &[]), &effects, &mut factory)
     }
 
     // push %r12; lea 0x28(%rdi),%r12; call 0; lock btsq $1,(%r12); pop %r12; ret

@@ -315,6 +315,11 @@ pub enum Link {
     /// `address`) writes the register (`structs::sole`): when the rest of the chain
     /// says nothing, the level's value is that writer's (`LockSite::paths[way]`).
     Sole { address: u64, way: u32 },
+    /// The walk back stopped at `address`, and the writes of the register that
+    /// reach it (`structs::reach`) say where its value came from: when the rest of
+    /// the chain says nothing, the level's value is what `LockSite::paths[way]`
+    /// says (the one write's chain, or a `Join` of each write's, which must agree).
+    Reaching { address: u64, way: u32 },
 }
 
 /// Every link of `chain` and of the ways into its joins (`LockSite::paths`).
@@ -326,7 +331,9 @@ pub fn all_links<'l>(chain: &'l [Link], paths: &'l [Vec<Link>]) -> Vec<&'l Link>
             out.push(l);
             let (first, count) = match *l {
                 Link::Join { first, count, .. } => (first as usize, count as usize),
-                Link::Spilled { way } | Link::Sole { way, .. } => (way as usize, 1),
+                Link::Spilled { way } | Link::Sole { way, .. } | Link::Reaching { way, .. } => {
+                    (way as usize, 1)
+                }
                 _ => continue,
             };
             stack.extend(paths.iter().skip(first).take(count).map(Vec::as_slice));

@@ -1,7 +1,8 @@
 //! Atomics by use, step 1b's vocabulary: what one decoded instruction does to a
 //! register (`Write`: a copy, a constant added, a load from a member, a global's
 //! address, …), for the walks back from a lock site (`structs::chain`); where a
-//! jump goes; a register's DWARF number; the kernel's per-CPU offsets.
+//! jump goes; a register's DWARF number; the kernel's per-CPU offsets; which
+//! registers an instruction writes (`Effect`, for `sole` and `reach`).
 
 use iced_x86::{
     FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
@@ -176,6 +177,68 @@ pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
         Mnemonic::Dec if i.op_count() == 1 => Write::AddSelf(-1),
         _ => Write::Other,
     }
+}
+
+/// The caller-saved registers (DWARF numbers): a call defines them.
+const CALL_DEFINES: u16 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 4) | (1 << 5) | 0x0f00;
+
+/// What one instruction does to the registers (by DWARF number): which it defines,
+/// and which it may or may not define (`cmov`); `unknown`: it could not be decoded.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Effect {
+    pub(super) defines: u16,
+    pub(super) maybe: u16,
+    pub(super) unknown: bool,
+}
+
+impl Effect {
+    /// Whether the instruction writes `register` (surely or maybe; a call: the
+    /// caller-saved ones).
+    pub(super) fn writes(&self, register: Register) -> bool {
+        dwarf_register(register).is_some_and(|r| (self.defines | self.maybe) & (1 << r) != 0)
+    }
+}
+
+/// The effect of each instruction of `code` and then of `cold`'s, with one
+/// instruction information lookup each (`sole` and `reach` share them).
+pub(super) fn effects(
+    code: &[Instruction],
+    cold: &[Instruction],
+    factory: &mut InstructionInfoFactory,
+) -> Vec<Effect> {
+    code.iter()
+        .chain(cold)
+        .map(|i| effect(i, factory))
+        .collect()
+}
+
+/// What `i` defines (see `Effect`).
+fn effect(i: &Instruction, factory: &mut InstructionInfoFactory) -> Effect {
+    if i.is_invalid() {
+        return Effect {
+            unknown: true,
+            ..Effect::default()
+        };
+    }
+    if i.flow_control() == FlowControl::Call {
+        return Effect {
+            defines: CALL_DEFINES,
+            ..Effect::default()
+        };
+    }
+    let mut e = Effect::default();
+    for u in factory.info(i).used_registers() {
+        let full = u.register().full_register();
+        let Some(r) = full.is_gpr64().then(|| dwarf_register(full)).flatten() else {
+            continue;
+        };
+        match u.access() {
+            OpAccess::Write | OpAccess::ReadWrite => e.defines |= 1 << r,
+            OpAccess::CondWrite | OpAccess::ReadCondWrite => e.maybe |= 1 << r,
+            _ => {}
+        }
+    }
+    e
 }
 
 /// Where a direct jump or conditional branch goes (calls return to the next

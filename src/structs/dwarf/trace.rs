@@ -139,7 +139,7 @@ impl<'a> Builder<'a, '_> {
                         via: None,
                     });
                 }
-                Link::Spilled { way } | Link::Sole { way, .. } => {
+                Link::Spilled { way } | Link::Sole { way, .. } | Link::Reaching { way, .. } => {
                     // The slot's memory first (a variable there), then the
                     // register spilled to it; the rest of the chain first, then
                     // the register's one writer in the function.
@@ -150,8 +150,16 @@ impl<'a> Builder<'a, '_> {
                             let mut t = self
                                 .trace(other, paths, displacement, frames, ctx)
                                 .map_err(|_| e)?;
-                            if let Link::Sole { address, .. } = *link {
-                                let sole = format!("the register's one writer, at {address:#x}");
+                            let said = match *link {
+                                Link::Sole { address, .. } => {
+                                    Some(format!("the register's one writer, at {address:#x}"))
+                                }
+                                Link::Reaching { address, .. } => Some(format!(
+                                    "the writes of the register that reach {address:#x}"
+                                )),
+                                _ => None,
+                            };
+                            if let Some(sole) = said {
                                 t.via = Some(match t.via {
                                     Some(v) => format!("{sole}; {v}"),
                                     None => sole,
