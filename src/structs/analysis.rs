@@ -54,7 +54,7 @@ pub fn run(
     let sites = lock_sites(&options.binary);
     let index = dwarf::SiteIndex::new(&sites.sites, sites.relocatable)
         .with_cfa(&sites.cfa)
-        .with_objects(&sites.objects);
+        .with_objects(&sites.objects, &sites.statics);
     let parsed = dwarf::read_binary(&options.binary, &index, filter.is_some(), &|done, total| {
         progress(&Progress {
             phase: Phase::Units,

@@ -30,11 +30,14 @@ pub struct LockSites {
     /// The CFA at the addresses where a site's chain reaches `%rsp` or `%rbp`
     /// (`structs::cfa`), for locals the DWARF places at the frame base; sorted.
     pub cfa: Vec<Cfa>,
-    /// The binary's data symbols (start, size, name; local ones too), sorted: where
-    /// DWARF has no definition of a global in the unit that uses it (an `extern`, a
-    /// per-CPU variable), the symbol at the address names the unit's declaration of
-    /// it; where no unit has one (a function's `static`), the symbol is the name.
+    /// The binary's global data symbols (start, size, name), sorted: where DWARF has
+    /// no definition of a global in the unit that uses it (an `extern`, a per-CPU
+    /// variable), the symbol at the address names the unit's declaration of it;
+    /// where no unit has one, the symbol is the name.
     pub objects: Vec<(u64, u64, String)>,
+    /// The local data symbols, sorted: where no unit's DWARF has the variable (a
+    /// function's `static`, `dump_running.2`), the symbol is its name.
+    pub statics: Vec<(u64, u64, String)>,
 }
 
 /// Decode `file`'s executable sections (x86-64 only; other machines give no sites).
@@ -164,14 +167,19 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .collect();
     frame_addresses.sort_unstable();
     frame_addresses.dedup();
-    let mut objects: Vec<(u64, u64, String)> = file
+    let (mut objects, mut statics): (Vec<_>, Vec<_>) = file
         .symbols()
         .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0)
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-        .collect();
+        .filter_map(|s| {
+            let name = s.name().ok()?.to_string();
+            Some((s.is_global(), (s.address(), s.size(), name)))
+        })
+        .partition(|s| s.0);
     objects.sort_unstable();
+    statics.sort_unstable();
     LockSites {
-        objects,
+        objects: objects.into_iter().map(|s| s.1).collect(),
+        statics: statics.into_iter().map(|s| s.1).collect(),
         cfa: cfa::at(file, &frame_addresses),
         sites,
         functions,

@@ -17,8 +17,17 @@ use super::table::Node;
 use crate::structs::types::{LockUse, Mapping};
 use std::collections::HashMap;
 
-/// The records holding each named record: its name → (holder, offset of it there).
-pub(super) type Holders = HashMap<String, Vec<(usize, u64)>>;
+/// Which records hold which, one level at a time, built once per unit when first
+/// needed: each held record's node by its name, and for each held node, the records
+/// holding it (holder, offset, element count, element size).
+#[derive(Default)]
+pub(super) struct Holders {
+    by_name: HashMap<String, Vec<usize>>,
+    edges: HashMap<usize, Vec<(usize, u64, u64, u64)>>,
+}
+
+/// Positions listed for one name at the most before the inference gives up.
+const POSITIONS: usize = 1_000;
 
 /// Records nested deeper than this are not looked into.
 const DEPTH: u32 = 8;
@@ -27,8 +36,6 @@ const DEPTH: u32 = 8;
 /// in it, and the descent to the operand.
 type Landing = (usize, u64, Descent);
 
-/// The offset of a record held in an array too long to list: no inference.
-const AMBIGUOUS: u64 = u64::MAX;
 
 impl Builder<'_, '_> {
     /// The members an operand `at` bytes from the start of a `ty` (outside it) and
@@ -102,12 +109,9 @@ impl Builder<'_, '_> {
         if ctx.holders.is_none() {
             ctx.holders = Some(self.holders());
         }
-        let candidates = ctx.holders.as_ref()?.get(&name)?.clone();
+        let candidates = ctx.holders.as_ref()?.positions(&name)?;
         let mut out = Vec::new();
         for (holder, offset) in candidates {
-            if offset == AMBIGUOUS {
-                return None;
-            }
             let Ok(pos) = u64::try_from(at.wrapping_add(offset as i64)) else {
                 continue;
             };
@@ -161,40 +165,25 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// Every defined record of the unit, under the names of the records it holds
-    /// (each element of an array of them); a name held in an array too long to
-    /// list is held at `AMBIGUOUS` as well.
+    /// The unit's defined records, one level of holding at a time.
     fn holders(&mut self) -> Holders {
-        let mut out: Holders = HashMap::new();
+        let mut out = Holders::default();
         for i in 0..self.t.nodes.len() {
             match &self.t.nodes[i] {
                 Node::Record(r) if r.size.is_some() && !r.declaration => {}
                 _ => continue,
             }
-            let mut stack = vec![(i, 0u64, 0u32)];
-            while let Some((rec, at, depth)) = stack.pop() {
-                for (ty, loc, count) in self.held_records(rec) {
-                    let Node::Record(held) = &self.t.nodes[ty] else {
-                        continue;
-                    };
-                    let name = self.record_name(held);
-                    let size = self.size(ty, 0);
-                    if count > 1 && (!expandable(count) || size == 0) {
-                        for n in self.names_within(ty) {
-                            out.entry(n).or_default().push((i, AMBIGUOUS));
-                        }
-                        continue;
-                    }
-                    for k in 0..count {
-                        let loc = at + loc + k * size;
-                        if let Some(n) = &name {
-                            out.entry(n.clone()).or_default().push((i, loc));
-                        }
-                        if depth < DEPTH {
-                            stack.push((ty, loc, depth + 1));
+            for (ty, loc, count) in self.held_records(i) {
+                let size = self.size(ty, 0);
+                let edges = out.edges.entry(ty).or_default();
+                if edges.is_empty() {
+                    if let Node::Record(held) = &self.t.nodes[ty] {
+                        if let Some(n) = self.record_name(held) {
+                            out.by_name.entry(n).or_default().push(ty);
                         }
                     }
                 }
+                edges.push((i, loc, count, size));
             }
         }
         out
@@ -225,19 +214,37 @@ impl Builder<'_, '_> {
         }
         out
     }
+}
 
-    /// The names of record `ty` and of every record it holds, at any depth.
-    fn names_within(&self, ty: usize) -> Vec<String> {
+impl Holders {
+    /// Every place a record named `name` is in a defined record of the unit (the
+    /// record, the offset), through up to `DEPTH` levels, each element of an
+    /// array; None when one of them is in an array too long to list.
+    fn positions(&self, name: &str) -> Option<Vec<(usize, u64)>> {
         let mut out = Vec::new();
-        let mut stack = vec![(ty, 0u32)];
-        while let Some((t, depth)) = stack.pop() {
-            if let Node::Record(r) = &self.t.nodes[t] {
-                out.extend(self.record_name(r));
+        let mut stack: Vec<(usize, u64, u32)> = self
+            .by_name
+            .get(name)?
+            .iter()
+            .map(|&n| (n, 0, 0))
+            .collect();
+        while let Some((node, at, depth)) = stack.pop() {
+            for &(holder, loc, count, size) in self.edges.get(&node).into_iter().flatten() {
+                if count > 1 && (!expandable(count) || size == 0) {
+                    return None;
+                }
+                for k in 0..count {
+                    let o = at + loc + k * size;
+                    out.push((holder, o));
+                    if depth + 1 < DEPTH {
+                        stack.push((holder, o, depth + 1));
+                    }
+                }
             }
-            if depth < DEPTH {
-                stack.extend(self.held_records(t).into_iter().map(|h| (h.0, depth + 1)));
+            if out.len() > POSITIONS {
+                return None;
             }
         }
-        out
+        Some(out)
     }
 }

@@ -38,8 +38,10 @@ pub struct SiteIndex<'s> {
     relocatable: bool,
     /// The CFA where chains reach %rsp/%rbp, by address (`structs::cfa`).
     cfa: &'s [Cfa],
-    /// Data symbols (start, size, name), sorted (`LockSites::objects`).
+    /// Global data symbols (start, size, name), sorted (`LockSites::objects`).
     objects: &'s [(u64, u64, String)],
+    /// Local data symbols, sorted (`LockSites::statics`).
+    statics: &'s [(u64, u64, String)],
 }
 
 impl<'s> SiteIndex<'s> {
@@ -66,6 +68,7 @@ impl<'s> SiteIndex<'s> {
             relocatable,
             cfa: &[],
             objects: &[],
+            statics: &[],
         }
     }
 
@@ -75,12 +78,11 @@ impl<'s> SiteIndex<'s> {
         if self.relocatable {
             return None;
         }
-        let k = self
-            .objects
-            .partition_point(|o| o.0 <= address)
-            .checked_sub(1)?;
-        let o = &self.objects[k];
-        (address < o.0.saturating_add(o.1)).then_some(o)
+        [self.objects, self.statics].into_iter().find_map(|list| {
+            let k = list.partition_point(|o| o.0 <= address).checked_sub(1)?;
+            let o = &list[k];
+            (address < o.0.saturating_add(o.1)).then_some(o)
+        })
     }
 
     /// The name of the global data symbol that starts at `address`.
@@ -90,9 +92,14 @@ impl<'s> SiteIndex<'s> {
         (o.0 == address).then(|| o.2.clone())
     }
 
-    /// The same, with the binary's global data symbols.
-    pub fn with_objects(mut self, objects: &'s [(u64, u64, String)]) -> SiteIndex<'s> {
+    /// The same, with the binary's global and local data symbols.
+    pub fn with_objects(
+        mut self,
+        objects: &'s [(u64, u64, String)],
+        statics: &'s [(u64, u64, String)],
+    ) -> SiteIndex<'s> {
         self.objects = objects;
+        self.statics = statics;
         self
     }
 
