@@ -36,7 +36,6 @@ const DEPTH: u32 = 8;
 /// in it, and the descent to the operand.
 type Landing = (usize, u64, Descent);
 
-
 impl Builder<'_, '_> {
     /// The members an operand `at` bytes from the start of a `ty` (outside it) and
     /// `size` bytes wide updates whichever of the unit's records holding a `ty` it
@@ -222,12 +221,8 @@ impl Holders {
     /// array; None when one of them is in an array too long to list.
     fn positions(&self, name: &str) -> Option<Vec<(usize, u64)>> {
         let mut out = Vec::new();
-        let mut stack: Vec<(usize, u64, u32)> = self
-            .by_name
-            .get(name)?
-            .iter()
-            .map(|&n| (n, 0, 0))
-            .collect();
+        let mut stack: Vec<(usize, u64, u32)> =
+            self.by_name.get(name)?.iter().map(|&n| (n, 0, 0)).collect();
         while let Some((node, at, depth)) = stack.pop() {
             for &(holder, loc, count, size) in self.edges.get(&node).into_iter().flatten() {
                 if count > 1 && (!expandable(count) || size == 0) {
