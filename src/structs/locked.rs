@@ -8,6 +8,8 @@
 //! their plain stores (`mov`, arithmetic with a memory destination, no lock),
 //! mapped the same way, for false sharing's "member written elsewhere"; only
 //! those functions, so the extra cost stays with the code already being mapped.
+//! The file is over 600 lines because of its unit tests (bytes decoded from real
+//! binaries, 230 lines); the code is under 400.
 
 use super::cfa::{self, Cfa};
 use super::chain::{chains, Chunk, PerCpu};
@@ -32,11 +34,9 @@ pub struct LockSites {
     pub cfa: Vec<Cfa>,
     /// The binary's global data symbols (start, size, name), sorted: where DWARF has
     /// no definition of a global in the unit that uses it (an `extern`, a per-CPU
-    /// variable), the symbol at the address names the unit's declaration of it;
-    /// where no unit has one, the symbol is the name.
+    /// variable), the symbol at the address names the unit's declaration of it.
     pub objects: Vec<(u64, u64, String)>,
-    /// The local data symbols, sorted: where no unit's DWARF has the variable (a
-    /// function's `static`, `dump_running.2`), the symbol is its name.
+    /// Local data symbols, sorted: the name of a function's `static`.
     pub statics: Vec<(u64, u64, String)>,
 }
 
@@ -167,19 +167,21 @@ pub fn scan(file: &object::File<'_>) -> LockSites {
         .collect();
     frame_addresses.sort_unstable();
     frame_addresses.dedup();
-    let (mut objects, mut statics): (Vec<_>, Vec<_>) = file
+    // Local data symbols first, then global ones.
+    let mut symbols: [Vec<(u64, u64, String)>; 2] = Default::default();
+    for s in file
         .symbols()
         .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0)
-        .filter_map(|s| {
-            let name = s.name().ok()?.to_string();
-            Some((s.is_global(), (s.address(), s.size(), name)))
-        })
-        .partition(|s| s.0);
-    objects.sort_unstable();
-    statics.sort_unstable();
+    {
+        if let Ok(name) = s.name() {
+            symbols[usize::from(s.is_global())].push((s.address(), s.size(), name.into()));
+        }
+    }
+    symbols.iter_mut().for_each(|l| l.sort_unstable());
+    let [statics, objects] = symbols;
     LockSites {
-        objects: objects.into_iter().map(|s| s.1).collect(),
-        statics: statics.into_iter().map(|s| s.1).collect(),
+        objects,
+        statics,
         cfa: cfa::at(file, &frame_addresses),
         sites,
         functions,

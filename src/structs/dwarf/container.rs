@@ -12,7 +12,6 @@
 //! way: the type it points to, when every candidate's pointer there agrees.
 use super::builder::{element_count, expandable, Builder};
 use super::descend::{registrations, Descent};
-use super::lock_uses::Ctx;
 use super::table::Node;
 use crate::structs::types::{LockUse, Mapping};
 use std::collections::HashMap;
@@ -32,10 +31,6 @@ const POSITIONS: usize = 1_000;
 /// Records nested deeper than this are not looked into.
 const DEPTH: u32 = 8;
 
-/// A candidate the operand lands in: the holder, the offset of the held record
-/// in it, and the descent to the operand.
-type Landing = (usize, u64, Descent);
-
 impl Builder<'_, '_> {
     /// The members an operand `at` bytes from the start of a `ty` (outside it) and
     /// `size` bytes wide updates whichever of the unit's records holding a `ty` it
@@ -45,23 +40,24 @@ impl Builder<'_, '_> {
         ty: usize,
         at: i64,
         size: u64,
-        ctx: &mut Ctx<'_>,
+        holders: &mut Option<Holders>,
     ) -> Option<(Vec<LockUse>, String)> {
-        let (name, landed) = self.landings(ty, at, size, ctx)?;
         // What every candidate says: the members registered under all of them.
         let mut agreed: Option<Vec<LockUse>> = None;
-        for (_, _, d) in &landed {
+        let (name, found) = self.landings(ty, at, size, holders, &mut |_, d| {
             let uses = registrations(d, Mapping::Inferred);
-            agreed = Some(match agreed {
+            let a = match agreed.take() {
                 None => uses,
                 Some(mut a) => {
                     a.retain(|u| uses.contains(u));
                     a
                 }
-            });
-        }
+            };
+            let any = !a.is_empty();
+            agreed = Some(a);
+            any
+        })?;
         let uses = agreed.filter(|a| !a.is_empty())?;
-        let found: Vec<(usize, u64)> = landed.iter().map(|l| (l.0, l.1)).collect();
         let via = self.how(&name, &found);
         Some((uses, via))
     }
@@ -73,42 +69,42 @@ impl Builder<'_, '_> {
         &mut self,
         ty: usize,
         at: i64,
-        ctx: &mut Ctx<'_>,
+        holders: &mut Option<Holders>,
     ) -> Option<(usize, String)> {
-        let (name, landed) = self.landings(ty, at, 8, ctx)?;
         let mut agreed = None;
-        for (_, _, d) in &landed {
-            let p = self.pointee_any(d.leaf_ty)?;
-            match agreed {
-                None => agreed = Some(p),
-                Some(a) if a == p => {}
-                Some(_) => return None,
+        let (name, found) = self.landings(ty, at, 8, holders, &mut |b, d| {
+            match (b.pointee_any(d.leaf_ty), agreed) {
+                (Some(p), None) => agreed = Some(p),
+                (Some(p), Some(a)) if a == p => {}
+                _ => return false,
             }
-        }
-        let found: Vec<(usize, u64)> = landed.iter().map(|l| (l.0, l.1)).collect();
+            true
+        })?;
         Some((agreed?, self.how(&name, &found)))
     }
 
     /// The unit's records holding a `ty` that an operand `at` bytes from it and
     /// `size` bytes wide lands in on a scalar of its size (or one byte of one), each
-    /// with the offset of the `ty` in it and the descent to the operand; None when
-    /// `ty` is no named record or is held in an array too long to list.
+    /// with the offset of the `ty` in it, each descent to the operand handed to
+    /// `agree`; None when `ty` is no named record, is held in an array too long to
+    /// list, or `agree` says no (the candidates disagree: no need to look on).
     fn landings(
         &mut self,
         ty: usize,
         at: i64,
         size: u64,
-        ctx: &mut Ctx<'_>,
-    ) -> Option<(String, Vec<Landing>)> {
+        holders: &mut Option<Holders>,
+        agree: &mut dyn FnMut(&mut Self, &Descent) -> bool,
+    ) -> Option<(String, Vec<(usize, u64)>)> {
         let t = self.strip(ty);
         let Node::Record(r) = &self.t.nodes[t] else {
             return None;
         };
         let name = self.record_name(r)?;
-        if ctx.holders.is_none() {
-            ctx.holders = Some(self.holders());
+        if holders.is_none() {
+            *holders = Some(self.holders());
         }
-        let candidates = ctx.holders.as_ref()?.positions(&name)?;
+        let candidates = holders.as_ref()?.positions(&name)?;
         let mut out = Vec::new();
         for (holder, offset) in candidates {
             let Ok(pos) = u64::try_from(at.wrapping_add(offset as i64)) else {
@@ -125,7 +121,10 @@ impl Builder<'_, '_> {
                 continue;
             }
             d.operand(size);
-            out.push((holder, offset, d));
+            if !agree(self, &d) {
+                return None;
+            }
+            out.push((holder, offset));
         }
         Some((name, out))
     }

@@ -524,7 +524,7 @@ impl<'a> Builder<'a, '_> {
                     }
                     // Outside the record: the record is inside a bigger one.
                     None if !unknown && t.stride.is_none() => {
-                        match self.container(t.ty, at, site.size, ctx) {
+                        match self.container(t.ty, at, site.size, &mut ctx.holders) {
                             Some((mut uses, how)) => {
                                 let via = match t.via {
                                     Some(v) => format!("{how}; {v}"),

@@ -107,7 +107,7 @@ impl<'a> Builder<'a, '_> {
                         // Loaded from outside the record: from the record holding it.
                         None if !unknown && inner.stride.is_none() => {
                             let (ty, how) = self
-                                .container_pointer(inner.ty, at, ctx)
+                                .container_pointer(inner.ty, at, &mut ctx.holders)
                                 .ok_or(Unmapped::NoCandidate)?;
                             (ty, Mapping::Inferred, Some(how))
                         }
