@@ -78,11 +78,7 @@ impl<'s> SiteIndex<'s> {
         if self.relocatable {
             return None;
         }
-        [self.objects, self.statics].into_iter().find_map(|list| {
-            let k = list.partition_point(|o| o.0 <= address).checked_sub(1)?;
-            let o = &list[k];
-            (address < o.0.saturating_add(o.1)).then_some(o)
-        })
+        covering(self.objects, address).or_else(|| covering(self.statics, address))
     }
 
     /// The name of the global data symbol that starts at `address`.
@@ -507,10 +503,7 @@ impl<'a> Builder<'a, '_> {
                                  pointer"
                                     .to_string()
                             });
-                            let via = [per_cpu, induction, t.via]
-                                .into_iter()
-                                .flatten()
-                                .reduce(|a, b| format!("{a}; {b}"));
+                            let via = evidence([per_cpu, induction, t.via]);
                             for u in &mut uses {
                                 u.via = via.clone();
                             }
@@ -526,12 +519,9 @@ impl<'a> Builder<'a, '_> {
                     None if !unknown && t.stride.is_none() => {
                         match self.container(t.ty, at, site.size, &mut ctx.holders) {
                             Some((mut uses, how)) => {
-                                let via = match t.via {
-                                    Some(v) => format!("{how}; {v}"),
-                                    None => how,
-                                };
+                                let via = evidence([Some(how), t.via]);
                                 for u in &mut uses {
-                                    u.via = Some(via.clone());
+                                    u.via = via.clone();
                                 }
                                 return (Outcome::Mapped(Mapping::Inferred), uses);
                             }
@@ -553,6 +543,25 @@ impl<'a> Builder<'a, '_> {
         };
         (Outcome::Unmapped(why), Vec::new())
     }
+}
+
+/// The data symbol in `symbols` (start, size, name; sorted) covering `address`.
+pub(super) fn covering(
+    symbols: &[(u64, u64, String)],
+    address: u64,
+) -> Option<&(u64, u64, String)> {
+    let k = symbols.partition_point(|o| o.0 <= address).checked_sub(1)?;
+    let o = &symbols[k];
+    (address < o.0.saturating_add(o.1)).then_some(o)
+}
+
+/// A finding's evidence, its parts (how the base was found, outermost first)
+/// joined by "; "; None when there is none.
+pub(super) fn evidence<const N: usize>(parts: [Option<String>; N]) -> Option<String> {
+    parts
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"))
 }
 
 /// A reference inside the unit.

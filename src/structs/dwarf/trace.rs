@@ -11,7 +11,7 @@
 //! A chain that reaches none of these maps to nothing.
 
 use super::builder::Builder;
-use super::lock_uses::{Ctx, Frame, Loc, Var};
+use super::lock_uses::{covering, evidence, Ctx, Frame, Loc, Var};
 use crate::structs::types::{Link, Mapping, Unmapped};
 
 /// What the variables say a register points to.
@@ -159,12 +159,7 @@ impl<'a> Builder<'a, '_> {
                                 )),
                                 _ => None,
                             };
-                            if let Some(sole) = said {
-                                t.via = Some(match t.via {
-                                    Some(v) => format!("{sole}; {v}"),
-                                    None => sole,
-                                });
-                            }
+                            t.via = evidence([said, t.via]);
                             Ok(t)
                         }
                         (Err(e), None) => Err(e),
@@ -257,10 +252,7 @@ impl<'a> Builder<'a, '_> {
             (a, b) => a.or(b),
         };
         let join = format!("the same on all {count} ways into {address:#x}");
-        t.via = Some(match t.via {
-            Some(v) => format!("{join}; {v}"),
-            None => join,
-        });
+        t.via = evidence([Some(join), t.via]);
         Ok(t)
     }
 
@@ -385,12 +377,7 @@ impl<'a> Builder<'a, '_> {
     /// and this unit's namespace-scope variable of that name (an `extern` or
     /// `DECLARE_PER_CPU` declaration: the code here can only name the global one).
     fn declared_at(&mut self, address: u64, ctx: &mut Ctx<'_>) -> Option<(usize, i64)> {
-        let objects = ctx.objects;
-        let k = objects.partition_point(|o| o.0 <= address).checked_sub(1)?;
-        let (start, size, name) = &objects[k];
-        if address >= start.saturating_add(*size) {
-            return None;
-        }
+        let (start, _, name) = covering(ctx.objects, address)?;
         if ctx.declared.is_none() {
             let map = self
                 .t
