@@ -4,7 +4,8 @@
 //! A site on a named global that is no record member maps to the variable. A
 //! site past its record maps through the variable in its register whose type holds
 //! it, else (inferred) to the record holding it when the holders agree. A
-//! `%gs:` operand through a register maps like a plain pointer.
+//! `%gs:` operand through a register maps like a plain pointer, and an argument
+//! register through the variable DWARF gives as its value on entry.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -266,4 +267,46 @@ fn a_segment_relative_site_through_a_register_maps_like_a_pointer() {
     assert_eq!(s["members"][0], "stat.hits", "{s}");
     assert!(s["via"].as_str().unwrap().contains("per-CPU"), "{s}");
     assert_eq!(sync_paths(&r, "stat"), vec!["hits".to_string()]);
+}
+
+#[test]
+fn an_argument_register_maps_through_the_variable_dwarf_gives_as_its_entry_value() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let b = Built::new("locked_entry.c");
+    // The shape: the xchg's base is %rdi as on entry, and the typed pointer made
+    // from it is in another register (`lea -0x8(%rdi),%rcx`).
+    for f in ["submit", "submit_kept"] {
+        let body = b.body(f);
+        assert!(
+            body.contains("xchg") && body.contains(",-0x8(%rdi)"),
+            "{f}:\n{body}"
+        );
+        assert!(body.contains("lea    -0x8(%rdi),"), "{f}:\n{body}");
+    }
+    // submit_kept writes %rdi nowhere; submit does (the tail call's argument).
+    assert!(!b.body("submit_kept").contains(",%rdi\n"));
+    assert!(b.body("submit").contains(",%rdi\n"));
+    let r = b.structs();
+    for f in ["submit", "submit_kept"] {
+        let s = r["lock_sites"]["list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["function"] == f && s["op"] == "xchg")
+            .unwrap_or_else(|| panic!("no xchg in {f}"));
+        assert_eq!(s["outcome"], "exact", "{s}");
+        assert_eq!(s["members"][0], "hdr.len", "{s}");
+    }
+    // A cmpxchg without lock takes no bus lock: no lock site.
+    let ops: Vec<&str> = r["lock_sites"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["function"] == "cmpxchg_plain")
+        .map(|s| s["op"].as_str().unwrap())
+        .collect();
+    assert!(b.body("cmpxchg_plain").contains("cmpxchg %"));
+    assert!(ops.is_empty(), "{ops:?}");
 }

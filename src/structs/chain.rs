@@ -101,7 +101,15 @@ pub(super) fn chains(
     } else {
         Vec::new()
     };
+    // The registers no instruction of the whole function writes (calls write the
+    // caller-saved ones; an instruction of unknown effect, every one).
+    let kept = if chunk.whole && !effects.is_empty() && effects.iter().all(|e| !e.unknown) {
+        !effects.iter().fold(0u16, |m, e| m | e.defines | e.maybe)
+    } else {
+        0
+    };
     let walk = Walk {
+        kept,
         code,
         jumps: &jumps,
         entry: chunk.entry,
@@ -164,6 +172,9 @@ struct Walk<'c> {
     stores: Cell<bool>,
     /// What each instruction of the function writes (`reach::effects`).
     effects: &'c [Effect],
+    /// The registers (a bit per DWARF number) no instruction of the whole function
+    /// writes: they hold their entry values throughout (`Link::Entry::kept`).
+    kept: u16,
 }
 
 impl Walk<'_> {
@@ -376,6 +387,7 @@ impl Walk<'_> {
                         register: r,
                         offset,
                         index,
+                        kept: r < 16 && self.kept & (1 << r) != 0,
                     });
                 }
                 break;

@@ -1,7 +1,8 @@
 //! Atomics by use, step 1: decode every function of the binary with iced-x86 and
 //! collect the instructions that update memory atomically (`lock`-prefixed ones,
-//! `xchg` with memory, `cmpxchg`, `cmpxchg8b`/`16b`, `xadd`) with their memory
-//! operand. Functions are decoded in parallel (rayon); only those instructions are
+//! and `xchg` with memory, locked without the prefix) with their memory operand;
+//! a `cmpxchg` or `xadd` without `lock` takes no bus lock and is a plain store.
+//! Functions are decoded in parallel (rayon); only those instructions are
 //! kept, so a kernel's 30 MB of text costs one linear decode. `dwarf/` maps the
 //! operands to members; `chain` walks back from each site to where its base
 //! register's value came from. Functions with at least one lock site also give
@@ -300,6 +301,10 @@ pub fn store(instruction: &Instruction, function: u32) -> Option<LockSite> {
             | Mnemonic::Shl
             | Mnemonic::Shr
             | Mnemonic::Sar
+            | Mnemonic::Cmpxchg
+            | Mnemonic::Cmpxchg8b
+            | Mnemonic::Cmpxchg16b
+            | Mnemonic::Xadd
     );
     if !plain || matches!(instruction.memory_base(), Register::RSP | Register::ESP) {
         return None;
@@ -315,14 +320,10 @@ pub fn store(instruction: &Instruction, function: u32) -> Option<LockSite> {
 
 pub fn site(instruction: &Instruction, function: u32) -> Option<LockSite> {
     let mnemonic = instruction.mnemonic();
-    let implicit = matches!(
-        mnemonic,
-        Mnemonic::Xchg
-            | Mnemonic::Cmpxchg
-            | Mnemonic::Cmpxchg8b
-            | Mnemonic::Cmpxchg16b
-            | Mnemonic::Xadd
-    );
+    // Only `xchg` with memory locks without the prefix (Intel SDM, XCHG); a
+    // `cmpxchg` or `xadd` without it (the kernel's `this_cpu_cmpxchg`) is a plain
+    // read-modify-write that takes no bus lock, so it cannot be a split lock.
+    let implicit = mnemonic == Mnemonic::Xchg;
     if !instruction.has_lock_prefix() && !implicit {
         return None;
     }
@@ -402,6 +403,17 @@ mod tests {
         // add %eax, (%rdi) without lock: not a site; xchg between registers: not a site
         assert!(one(&[0x01, 0x07]).is_none());
         assert!(one(&[0x87, 0xc8]).is_none());
+        // cmpxchg %ecx, (%rdi) and xadd %eax, (%rdi) without lock take no bus lock
+        // (the kernel's this_cpu ops): plain stores, not sites; with lock, sites
+        assert!(one(&[0x0f, 0xb1, 0x0f]).is_none());
+        assert!(one(&[0x0f, 0xc1, 0x07]).is_none());
+        let mut d = Decoder::with_ip(64, &[0x0f, 0xb1, 0x0f], 0x1000, DecoderOptions::NONE);
+        assert_eq!(
+            store(&d.decode(), 0).map(|s| s.op),
+            Some("cmpxchg".to_string())
+        );
+        assert!(one(&[0xf0, 0x0f, 0xb1, 0x0f]).is_some());
+        assert!(one(&[0xf0, 0x0f, 0xc1, 0x07]).is_some());
         // lock orq $0, (%rsp) and lock addl $0, -4(%rsp): fences, not updates;
         // lock orq $1, (%rsp) and lock addq $0, (%rdi) are updates
         assert!(one(&[0xf0, 0x48, 0x83, 0x0c, 0x24, 0x00]).is_none());
@@ -453,7 +465,8 @@ mod tests {
                 Link::Entry {
                     register: 5,
                     offset: 0,
-                    index: false
+                    index: false,
+                    kept: true
                 }
             ]
         );
@@ -489,7 +502,8 @@ mod tests {
                 Link::Entry {
                     register: 5,
                     offset: 0,
-                    index: false
+                    index: false,
+                    kept: true
                 }
             ]
         );

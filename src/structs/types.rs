@@ -292,11 +292,14 @@ pub enum Link {
         stride: i64,
     },
     /// The level's value is `register` as it was on entry to the function (an
-    /// argument: nothing wrote it between the entry and here), plus `offset`.
+    /// argument: nothing wrote it between the entry and here), plus `offset`;
+    /// `kept`: no instruction of the whole function writes it, so it holds that
+    /// value everywhere in the function.
     Entry {
         register: u16,
         offset: i64,
         index: bool,
+        kept: bool,
     },
     /// The level's value is what it was at a join point (`address`), where control
     /// comes from `count` ways (`LockSite::paths[first..first + count]`, each a

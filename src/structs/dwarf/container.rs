@@ -23,7 +23,15 @@ use std::collections::HashMap;
 pub(super) struct Holders {
     by_name: HashMap<String, Vec<usize>>,
     edges: HashMap<usize, Vec<(usize, u64, u64, u64)>>,
+    /// What `container` said for a (type, offset, width) asked before: a unit's
+    /// sites repeat the same `container_of` (an inode's count, a sock's refcnt).
+    members: HashMap<(usize, i64, u64), Option<Found>>,
+    /// The same for `container_pointer`, by (type, offset).
+    pointers: HashMap<(usize, i64), Option<(usize, String)>>,
 }
+
+/// The members a `container_of` maps to, and how they were found.
+type Found = (Vec<LockUse>, String);
 
 /// Positions listed for one name at the most before the inference gives up.
 const POSITIONS: usize = 1_000;
@@ -41,7 +49,27 @@ impl Builder<'_, '_> {
         at: i64,
         size: u64,
         holders: &mut Option<Holders>,
-    ) -> Option<(Vec<LockUse>, String)> {
+    ) -> Option<Found> {
+        if let Some(said) = holders
+            .as_ref()
+            .and_then(|h| h.members.get(&(ty, at, size)))
+        {
+            return said.clone();
+        }
+        let said = self.container_uncached(ty, at, size, holders);
+        if let Some(h) = holders.as_mut() {
+            h.members.insert((ty, at, size), said.clone());
+        }
+        said
+    }
+
+    fn container_uncached(
+        &mut self,
+        ty: usize,
+        at: i64,
+        size: u64,
+        holders: &mut Option<Holders>,
+    ) -> Option<Found> {
         // What every candidate says: the members registered under all of them.
         let mut agreed: Option<Vec<LockUse>> = None;
         let (name, found) = self.landings(ty, at, size, holders, &mut |_, d| {
@@ -71,16 +99,24 @@ impl Builder<'_, '_> {
         at: i64,
         holders: &mut Option<Holders>,
     ) -> Option<(usize, String)> {
+        if let Some(said) = holders.as_ref().and_then(|h| h.pointers.get(&(ty, at))) {
+            return said.clone();
+        }
         let mut agreed = None;
-        let (name, found) = self.landings(ty, at, 8, holders, &mut |b, d| {
-            match (b.pointee_any(d.leaf_ty), agreed) {
-                (Some(p), None) => agreed = Some(p),
-                (Some(p), Some(a)) if a == p => {}
-                _ => return false,
-            }
-            true
-        })?;
-        Some((agreed?, self.how(&name, &found)))
+        let said = self
+            .landings(ty, at, 8, holders, &mut |b, d| {
+                match (b.pointee_any(d.leaf_ty), agreed) {
+                    (Some(p), None) => agreed = Some(p),
+                    (Some(p), Some(a)) if a == p => {}
+                    _ => return false,
+                }
+                true
+            })
+            .and_then(|(name, found)| Some((agreed?, self.how(&name, &found))));
+        if let Some(h) = holders.as_mut() {
+            h.pointers.insert((ty, at), said.clone());
+        }
+        said
     }
 
     /// The unit's records holding a `ty` that an operand `at` bytes from it and

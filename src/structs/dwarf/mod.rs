@@ -16,6 +16,7 @@ mod attrs;
 mod builder;
 mod container;
 mod descend;
+mod entry;
 mod global_uses;
 mod identity;
 mod load;

@@ -194,17 +194,30 @@ impl<'a> Builder<'a, '_> {
                     register,
                     offset,
                     index,
+                    kept,
                 } => {
-                    let ty = self
-                        .argument(register, frames, ctx)
-                        .ok_or(Unmapped::NoCandidate)?;
+                    // A variable DWARF gives as the register's entry value says
+                    // exactly; else, inferred, the parameter the ABI passes in it.
+                    let want = offset.wrapping_add(displacement);
+                    let entry = self.entry_held((register, kept), want, frames, ctx);
+                    let (ty, at, mapping, via) = match entry {
+                        Held::Points(ty, at, via) if self.holds(ty, at.wrapping_add(want)) => {
+                            (ty, at, Mapping::Exact, via)
+                        }
+                        entry => match (self.argument(register, frames, ctx), entry) {
+                            (Some(ty), _) => (ty, 0, Mapping::Inferred, None),
+                            (None, Held::Points(ty, at, via)) => (ty, at, Mapping::Exact, via),
+                            (None, Held::Scalar) => return Err(Unmapped::ScalarVariable),
+                            (None, Held::Nothing) => return Err(Unmapped::NoCandidate),
+                        },
+                    };
                     return Ok(Traced {
                         ty,
-                        offset,
+                        offset: at.wrapping_add(offset),
                         unknown: index,
-                        mapping: Mapping::Inferred,
+                        mapping,
                         stride,
-                        via: None,
+                        via,
                     });
                 }
             }
@@ -344,6 +357,11 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
+    /// Whether byte `at` of a `ty` is inside it.
+    fn holds(&mut self, ty: usize, at: i64) -> bool {
+        at >= 0 && (at as u64) < self.size(ty, 0)
+    }
+
     /// The global variable holding `address`: its type and the offset inside it.
     fn global_at(&mut self, address: u64, ctx: &mut Ctx<'_>) -> Option<(usize, i64)> {
         if ctx.globals.is_none() {
@@ -422,7 +440,7 @@ impl<'a> Builder<'a, '_> {
 }
 
 /// The AT&T name of an x86-64 DWARF register (System V psABI numbering).
-fn register_name(r: u16) -> String {
+pub(super) fn register_name(r: u16) -> String {
     const NAMES: [&str; 17] = [
         "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
         "r13", "r14", "r15", "rip",
