@@ -5,7 +5,8 @@
 //! site past its record maps through the variable in its register whose type holds
 //! it, else (inferred) to the record holding it when the holders agree. A
 //! `%gs:` operand through a register maps like a plain pointer, and an argument
-//! register through the variable DWARF gives as its value on entry.
+//! register through the variable DWARF gives as its value on entry. A tagged
+//! pointer (`page_folio`) maps, inferred, to the type its other ways agree on.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -309,4 +310,42 @@ fn an_argument_register_maps_through_the_variable_dwarf_gives_as_its_entry_value
         .collect();
     assert!(b.body("cmpxchg_plain").contains("cmpxchg %"));
     assert!(ops.is_empty(), "{ops:?}");
+}
+
+#[test]
+fn a_tagged_pointer_maps_inferred_to_the_type_the_other_ways_agree_on() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let b = Built::new("locked_tagged.c");
+    // The shape: compound_head - 1 (`lea -0x1(%rax),...`) or the page itself,
+    // chosen by a cmov, into the lock's base register.
+    for f in ["mark", "mixed"] {
+        let body = b.body(f);
+        assert!(
+            body.contains("lea    -0x1(%rax),") && body.contains("cmov"),
+            "{f}:\n{body}"
+        );
+    }
+    let r = b.structs();
+    let list = r["lock_sites"]["list"].as_array().unwrap();
+    let and = list
+        .iter()
+        .find(|s| s["function"] == "mark" && s["op"] == "lock and")
+        .expect("a lock and in mark");
+    assert_eq!(and["outcome"], "inferred", "{and}");
+    assert_eq!(and["members"][0], "page.flags", "{and}");
+    assert!(
+        and["via"].as_str().unwrap().contains("tagged pointer"),
+        "{and}"
+    );
+    // Loaded from a `struct other`: the ways disagree, nothing is guessed.
+    let mixed = site(&r, "mixed");
+    assert_eq!(mixed["outcome"], "untracked-base", "{mixed}");
+    // No site of the file maps anywhere but page.flags.
+    for s in list {
+        if let Some(m) = s["members"].as_array() {
+            assert_eq!(m[0], "page.flags", "{s}");
+        }
+    }
 }

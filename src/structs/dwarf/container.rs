@@ -192,7 +192,7 @@ impl Builder<'_, '_> {
         }
     }
 
-    fn holder_name(&self, holder: usize) -> String {
+    pub(super) fn holder_name(&self, holder: usize) -> String {
         match &self.t.nodes[holder] {
             Node::Record(r) => self.record_name(r).unwrap_or_else(|| "?".into()),
             _ => "?".into(),

@@ -1,14 +1,18 @@
 //! Atomics by use, step 2b: what the value a lock site's chain (`Link`s, built by
-//! `structs::chain`) describes points to: a variable's type where one's location is
-//! a register of it (of several there, the first whose type holds the operand), the pointer type of the member a `Load` read it from, a global
+//! `structs::chain`) describes points to: a variable's type where one's location
+//! is a register of it (of several there, the first whose type holds the
+//! operand), the pointer type of the member a `Load` read it from, a global
 //! variable (by address: one the unit defines, else the one the symbol table names
-//! there if the unit declares it), or, inferred, the parameter an argument register
-//! held on entry to the function. At a join point (`Link::Join`) every way in is
-//! traced, and the value is known only when all of them say the same type, offset
-//! and mapping. A reload from a stack slot is what the slot's variable says, else
-//! what the register spilled there says (`Link::Spilled`). Where the rest of a chain
-//! says nothing, the register's one writer in the function says it (`Link::Sole`).
-//! A chain that reaches none of these maps to nothing.
+//! there if the unit declares it), or the register's value on entry (`entry`: a
+//! variable DWARF gives as it, else, inferred, the parameter the ABI passes in
+//! it). At a join point (`Link::Join`) every way in is traced, and the value is
+//! known only when all of them say the same type, offset and mapping; or,
+//! inferred, when they differ only by a tagged pointer (`page_folio`: the page,
+//! or its `compound_head` less the tag bit). A reload from a stack slot is what
+//! the slot's variable says, else what the register spilled there says
+//! (`Link::Spilled`). Where the rest of a chain says nothing, the register's one
+//! writer in the function says it (`Link::Sole`). A chain that reaches none of
+//! these maps to nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{covering, evidence, Ctx, Frame, Loc, Var};
@@ -246,27 +250,98 @@ impl<'a> Builder<'a, '_> {
             .get(first as usize..first as usize + count as usize)
             .ok_or(Unmapped::UntrackedBase)?;
         let mut agreed: Option<Traced> = None;
+        let mut failed = None;
         for way in ways {
-            let t = self.trace(way, paths, displacement, frames, ctx)?;
+            let t = match self.trace(way, paths, displacement, frames, ctx) {
+                Ok(t) => t,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            };
             match &agreed {
                 None => agreed = Some(t),
-                Some(a)
-                    if a.ty == t.ty
-                        && a.offset == t.offset
-                        && a.unknown == t.unknown
-                        && a.mapping == t.mapping
-                        && a.stride == t.stride => {}
-                Some(_) => return Err(Unmapped::UntrackedBase),
+                Some(a) if same(a, &t) && a.mapping == t.mapping => {}
+                Some(_) => {
+                    failed = Some(Unmapped::UntrackedBase);
+                    break;
+                }
             }
         }
-        let mut t = agreed.ok_or(Unmapped::UntrackedBase)?;
+        let mut t = match failed {
+            None => {
+                let mut t = agreed.ok_or(Unmapped::UntrackedBase)?;
+                let join = format!("the same on all {count} ways into {address:#x}");
+                t.via = evidence([Some(join), t.via]);
+                t
+            }
+            Some(e) if ways.iter().any(|w| tag_load(w, paths, 0).is_some()) => self
+                .tagged(address, ways, paths, displacement, frames, ctx)
+                .ok_or(e)?,
+            Some(e) => return Err(e),
+        };
         t.stride = match (t.stride, stride) {
             (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
             (a, b) => a.or(b),
         };
-        let join = format!("the same on all {count} ways into {address:#x}");
-        t.via = evidence([Some(join), t.via]);
         Ok(t)
+    }
+
+    /// A join whose ways disagree only through a tagged pointer (`page_folio`:
+    /// the `struct page *` itself on one way, on the other the integer its
+    /// `compound_head` holds less its tag bit): the ways that are a pointer loaded
+    /// from a member less 1 to 7, loaded from the type (and offset) the other ways
+    /// agree on, are taken to point to that type too. Inferred, and only when
+    /// every other way agrees and at least one is no such load.
+    fn tagged(
+        &mut self,
+        address: u64,
+        ways: &[Vec<Link>],
+        paths: &[Vec<Link>],
+        displacement: i64,
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx<'_>,
+    ) -> Option<Traced> {
+        let mut agreed: Option<Traced> = None;
+        let mut tags = Vec::new();
+        for way in ways {
+            match tag_load(way, paths, 0) {
+                Some(load) => tags.push(load),
+                None => {
+                    let t = self.trace(way, paths, displacement, frames, ctx).ok()?;
+                    match &agreed {
+                        None => agreed = Some(t),
+                        Some(a) if same(a, &t) => {}
+                        Some(_) => return None,
+                    }
+                }
+            }
+        }
+        let mut a = agreed?;
+        if tags.is_empty() {
+            return None;
+        }
+        let mut member = None;
+        for &(from, d) in &tags {
+            let inner = self.trace(from, paths, d, frames, ctx).ok()?;
+            if !(inner.ty == a.ty && inner.offset == a.offset && !inner.unknown) {
+                return None;
+            }
+            member.get_or_insert(inner.offset.wrapping_add(d));
+        }
+        let t = self.strip(a.ty);
+        let name = self.holder_name(t);
+        a.mapping = Mapping::Inferred;
+        a.via = evidence([
+            Some(format!(
+                "a tagged pointer into {address:#x}: a `{name}` on {} way(s), on {} the pointer its member at {} holds less its tag, taken as a `{name}` too",
+                ways.len() - tags.len(),
+                tags.len(),
+                member.unwrap_or(0)
+            )),
+            a.via.take(),
+        ]);
+        Some(a)
     }
 
     /// What the variable whose location at `pc` is `register` (innermost scope
@@ -437,6 +512,40 @@ impl<'a> Builder<'a, '_> {
         }
         self.pointee(ty?)
     }
+}
+
+/// Whether two traced values are the same pointer (whatever the mapping says).
+fn same(a: &Traced, t: &Traced) -> bool {
+    a.ty == t.ty && a.offset == t.offset && a.unknown == t.unknown && a.stride == t.stride
+}
+
+/// A way's `Load` of a tagged pointer: the way's value is a pointer loaded from a
+/// member less 1 to 7 (a tag bit taken off), with only copies of registers before
+/// it, through the writer a `Sole`/`Reaching` names and one-way joins; the links
+/// after the load (what it loaded from) and its displacement.
+fn tag_load<'l>(way: &'l [Link], paths: &'l [Vec<Link>], depth: u32) -> Option<(&'l [Link], i64)> {
+    if depth > 8 {
+        return None;
+    }
+    for (k, link) in way.iter().enumerate() {
+        match *link {
+            Link::Register { index: false, .. } => {}
+            Link::Load {
+                offset,
+                index: false,
+                load_index: false,
+                displacement,
+            } if (-7..=-1).contains(&offset) => return Some((&way[k + 1..], displacement)),
+            Link::Sole { way: w, .. } | Link::Reaching { way: w, .. } => {
+                return tag_load(paths.get(w as usize)?, paths, depth + 1)
+            }
+            Link::Join {
+                first, count: 1, ..
+            } => return tag_load(paths.get(first as usize)?, paths, depth + 1),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The AT&T name of an x86-64 DWARF register (System V psABI numbering).
