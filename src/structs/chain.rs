@@ -521,7 +521,27 @@ impl Walk<'_> {
                     index = true;
                     register
                 }
-                Write::Copy(_, false) | Write::Other => break,
+                Write::Other => {
+                    // A conditional write (`cmov`): the writes that reach past it,
+                    // its source among them.
+                    let maybe = dwarf_register(register)
+                        .filter(|&r| r < 16)
+                        .is_some_and(|r| {
+                            self.effects.get(w).is_some_and(|e| e.maybe & (1 << r) != 0)
+                        });
+                    if maybe {
+                        let past = Level {
+                            at: w + 1,
+                            register,
+                            offset,
+                            index,
+                            over_join: false,
+                        };
+                        self.reaching(past, joins, links, paths, factory);
+                    }
+                    break;
+                }
+                Write::Copy(_, false) => break,
             };
             let Some(r) = dwarf_register(next) else { break };
             links.push(Link::Register {
