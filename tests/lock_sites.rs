@@ -320,7 +320,7 @@ fn a_tagged_pointer_maps_inferred_to_the_type_the_other_ways_agree_on() {
     let b = Built::new("locked_tagged.c");
     // The shape: compound_head - 1 (`lea -0x1(%rax),...`) or the page itself,
     // chosen by a cmov, into the lock's base register.
-    for f in ["mark", "mixed"] {
+    for f in ["mark", "mark_entry", "mixed"] {
         let body = b.body(f);
         assert!(
             body.contains("lea    -0x1(%rax),") && body.contains("cmov"),
@@ -331,11 +331,16 @@ fn a_tagged_pointer_maps_inferred_to_the_type_the_other_ways_agree_on() {
     let list = r["lock_sites"]["list"].as_array().unwrap();
     // The `lock or` right after the cmov (the writes reaching past it) and the
     // `lock and` at the jump target (the ways into it).
-    for op in ["lock or", "lock and"] {
+    // In mark_entry the other write reaching the site is the value on entry.
+    for (f, op) in [
+        ("mark", "lock or"),
+        ("mark", "lock and"),
+        ("mark_entry", "lock or"),
+    ] {
         let s = list
             .iter()
-            .find(|s| s["function"] == "mark" && s["op"] == op)
-            .unwrap_or_else(|| panic!("a {op} in mark"));
+            .find(|s| s["function"] == f && s["op"] == op)
+            .unwrap_or_else(|| panic!("a {op} in {f}"));
         assert_eq!(s["outcome"], "inferred", "{s}");
         assert_eq!(s["members"][0], "page.flags", "{s}");
         assert!(s["via"].as_str().unwrap().contains("tagged pointer"), "{s}");

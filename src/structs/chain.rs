@@ -22,7 +22,7 @@
 //! the `Walk` state and call each other; their rules are tested in `sole`,
 //! `spill`, `track`, `reach` and here.
 
-use super::reach::Reaching;
+use super::reach::{Reaching, ON_ENTRY};
 use super::sole::{Part, SoleWriters};
 use super::spill::{spilled, stack_escapes};
 use super::track::induction;
@@ -632,6 +632,19 @@ impl Walk<'_> {
         let mut ways = Vec::with_capacity(sources.len());
         for s in sources {
             let mut way = Vec::new();
+            if s.writer == ON_ENTRY {
+                let Some(r) = dwarf_register(s.register) else {
+                    return;
+                };
+                way.push(Link::Entry {
+                    register: r,
+                    offset: stopped.offset,
+                    index: stopped.index,
+                    kept: r < 16 && self.kept & (1 << r) != 0,
+                });
+                ways.push(way);
+                continue;
+            }
             let moved = s.at == s.writer;
             if moved {
                 // A `cmov`'s source register, before it runs.

@@ -46,13 +46,16 @@ const UNKNOWN: Defs = [MANY, NONE, NONE, NONE];
 /// reaches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Source {
-    /// The writing instruction.
+    /// The writing instruction; `ON_ENTRY` for the value on entry to the function.
     pub(super) writer: usize,
     /// Walk back from here (`writer + 1` for a write, `writer` for a `cmov`'s
     /// source register, before it runs).
     pub(super) at: usize,
     pub(super) register: Register,
 }
+
+/// `Source::writer` for the register's value on entry to the function.
+pub(super) const ON_ENTRY: usize = usize::MAX;
 
 /// The reaching definitions of a function, as the state at each block's start.
 #[derive(Default)]
@@ -209,7 +212,7 @@ impl Reaching {
 
     /// The writes of `register` that reach `code[at]` (before it runs), each
     /// followed to its source, when all are instructions of the hot part that
-    /// say where their value comes from (no call, not the value on entry).
+    /// say where their value comes from (no call), or the value on entry.
     pub(super) fn sources(
         &self,
         at: usize,
@@ -227,7 +230,16 @@ impl Reaching {
         }
         let mut out = Vec::new();
         for &d in defs.iter().take_while(|&&d| d != NONE) {
-            if d >= ENTRY {
+            if d == ENTRY {
+                // The value the register had on entry to the function.
+                out.push(Source {
+                    writer: ON_ENTRY,
+                    at: ON_ENTRY,
+                    register,
+                });
+                continue;
+            }
+            if d > ENTRY {
                 return None;
             }
             let w = d as usize;
