@@ -6,7 +6,9 @@
 //! it, else (inferred) to the record holding it when the holders agree. A
 //! `%gs:` operand through a register maps like a plain pointer, and an argument
 //! register through the variable DWARF gives as its value on entry. A tagged
-//! pointer (`page_folio`) maps, inferred, to the type its other ways agree on.
+//! pointer (`page_folio`) maps, inferred, to the type its other ways agree on. A
+//! call's return value maps by the callee's DWARF return type (DWARF 5 and 4 call
+//! sites), and not through a `void *`.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -39,11 +41,16 @@ struct Built {
 
 impl Built {
     fn new(fixture: &str) -> Built {
+        Built::with(fixture, "-g")
+    }
+
+    /// The same with `debug` for `-g` (`-gdwarf-4`).
+    fn with(fixture: &str, debug: &str) -> Built {
         let dir = tempfile::tempdir().unwrap();
         let src = common::fixture("structs", fixture);
         let bin = dir.path().join("fixture");
         let (b, s) = (bin.to_str().unwrap(), src.to_str().unwrap());
-        tool(dir.path(), "gcc", &["-O2", "-g", "-o", b, s]);
+        tool(dir.path(), "gcc", &["-O2", debug, "-o", b, s]);
         let asm = tool(dir.path(), "objdump", &["-d", "--no-show-raw-insn", b]);
         Built { dir, bin, asm }
     }
@@ -353,5 +360,49 @@ fn a_tagged_pointer_maps_inferred_to_the_type_the_other_ways_agree_on() {
         if let Some(m) = s["members"].as_array() {
             assert_eq!(m[0], "page.flags", "{s}");
         }
+    }
+}
+
+#[test]
+fn a_calls_return_value_maps_by_the_callees_return_type() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    // DWARF 5's DW_TAG_call_site and DWARF 4's DW_TAG_GNU_call_site.
+    for debug in ["-gdwarf-5", "-gdwarf-4"] {
+        let b = Built::with("locked_returned.c", debug);
+        // The shape: the lock's base is %rax as the call just before left it, and
+        // no variable of the caller holds it.
+        for (f, callee, operand) in [
+            ("bump", "get_foo", "0x8(%rax)"),
+            ("bump_any", "get_any", "0xc(%rax)"),
+        ] {
+            let lines: Vec<&str> = b.body(f).lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.contains("lock ") && l.contains(operand))
+                .unwrap_or_else(|| panic!("{f} has no lock on {operand}:\n{}", b.body(f)));
+            assert!(
+                at > 0 && lines[at - 1].contains("call") && lines[at - 1].contains(callee),
+                "{f}: the lock does not follow the call to {callee}:\n{}",
+                b.body(f)
+            );
+        }
+        let r = b.structs();
+        // bump: get_foo returns a `struct foo *`; 8 is foo.count.
+        let s = site(&r, "bump");
+        assert_eq!(s["outcome"], "exact", "{debug}: {s}");
+        assert_eq!(s["members"][0], "foo.count", "{debug}: {s}");
+        let via = s["via"].as_str().unwrap();
+        assert!(
+            via.contains("`get_foo` returns (a `struct foo *`)"),
+            "{debug}: {s}"
+        );
+        assert_eq!(sync_paths(&r, "foo"), vec!["count".to_string()], "{debug}");
+        // bump_any: the same record through a `void *`: nothing to map to.
+        let a = site(&r, "bump_any");
+        assert_eq!(a["outcome"], "scalar-variable", "{debug}: {a}");
+        assert!(a.get("members").map_or(true, Value::is_null), "{a}");
+        assert_eq!(r["lock_sites"]["exact"], 1, "{debug}");
     }
 }

@@ -7,8 +7,9 @@
 //! constant stride (an induction pointer, `track`); at any other join it follows
 //! every way in (each jump there and the code falling into it, up to 4 ways and 3
 //! joins deep) as a chain of its own (`Link::Join`), which maps only when all ways
-//! agree (`dwarf::trace`). It stops at a jump from another chunk, after a call
-//! that returns the register, and after 24 instructions on one way. A pointer
+//! agree (`dwarf::trace`). It stops at a jump from another chunk, at a call that
+//! returns the register (`%rax`: the callee's return value, `Link::Returned`; `%rdx`:
+//! nothing), and after 24 instructions on one way. A pointer
 //! reloaded from a stack spill slot is also the register stored there (`spill`).
 //! Where the walk stops, the register's one writer in the function (`sole`), else
 //! the writes of it that reach that point (`reach`), are ways it falls back on.
@@ -458,6 +459,16 @@ impl Walk<'_> {
                     register
                 }
                 Write::AddLoaded { .. } => break,
+                // `%rax` after a call: what the callee returned (its DWARF return
+                // type says what it points to).
+                Write::Returned(address) => {
+                    links.push(Link::Returned {
+                        address,
+                        offset,
+                        index,
+                    });
+                    break;
+                }
                 Write::LoadGlobal(target) => {
                     links.push(Link::Load {
                         offset,
@@ -916,5 +927,28 @@ mod tests {
         )));
         // Another table's entry added: no per-CPU pointer.
         assert_eq!(global(&chain_of(&bytes, Some(OFFSETS + 8))), None);
+    }
+
+    #[test]
+    fn rax_after_a_call_is_the_value_it_returned_and_rdx_is_nothing() {
+        // irq_thread's shape: call f; mov %rax,%r12; lock orb $0x10,0x40(%r12)
+        let bytes = [
+            0xe8, 0x00, 0x00, 0x00, 0x00, 0x49, 0x89, 0xc4, 0xf0, 0x41, 0x80, 0x4c, 0x24, 0x40,
+            0x10,
+        ];
+        let chain = chain_of(&bytes, None);
+        assert_eq!(
+            chain.last(),
+            Some(&Link::Returned {
+                address: 0x1005,
+                offset: 0,
+                index: false,
+            })
+        );
+        // mov %rdx,%r12 instead: the call's %rdx is no value it returned.
+        let mut rdx = bytes;
+        rdx[7] = 0xd4;
+        let chain = chain_of(&rdx, None);
+        assert!(!chain.iter().any(|l| matches!(l, Link::Returned { .. })));
     }
 }

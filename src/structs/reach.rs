@@ -5,7 +5,8 @@
 //! reach that point; when exactly one can, the value there is that instruction's
 //! (a callee-saved register set before a run of calls and jumps, an argument
 //! register copied once). Definitions: every instruction writing the register, a
-//! call for the caller-saved ones (its value is not followed), the function's
+//! call for the caller-saved ones (its value followed for `%rax` only: the callee's
+//! return value, `Link::Returned`), the function's
 //! entry; a conditional write (`cmov`) or an undecodable byte makes the value
 //! unknown. Edges: jumps and conditional branches inside the function, and falling
 //! through any instruction but an unconditional jump or a return (a call, `ud2` of
@@ -212,7 +213,8 @@ impl Reaching {
 
     /// The writes of `register` that reach `code[at]` (before it runs), each
     /// followed to its source, when all are instructions of the hot part that
-    /// say where their value comes from (no call), or the value on entry.
+    /// say where their value comes from (a call only for `%rax`), or the value
+    /// on entry.
     pub(super) fn sources(
         &self,
         at: usize,
@@ -244,7 +246,10 @@ impl Reaching {
             }
             let w = d as usize;
             let i = code.get(w)?;
-            if i.flow_control() == FlowControl::Call || i.is_invalid() {
+            // A call's %rax is the callee's return value (`Link::Returned`); its
+            // other registers say nothing.
+            let call = i.flow_control() == FlowControl::Call;
+            if (call && register != Register::RAX) || i.is_invalid() {
                 return None;
             }
             let maybe = self.effects[w].maybe & (1 << r) != 0;
@@ -426,11 +431,19 @@ mod tests {
     }
 
     #[test]
-    fn a_call_the_entry_or_a_jump_from_elsewhere_says_nothing() {
+    fn a_call_for_all_but_rax_or_a_jump_from_elsewhere_says_nothing() {
         let code = decode(&JOINED);
         let r = reaching(&code, true, &[]);
-        // %rax: the call or the value on entry; %rdi: the value on entry.
-        assert_eq!(r.sources(10, Register::RAX, &code), None);
+        // %rax: the call's return value or the value on entry, both said.
+        let entry = Source {
+            writer: ON_ENTRY,
+            at: ON_ENTRY,
+            register: Register::RAX,
+        };
+        let mut rax = r.sources(10, Register::RAX, &code).expect("two writes");
+        rax.sort_by_key(|s| s.writer);
+        assert_eq!(rax, vec![write(9, Register::RAX), entry]);
+        // %rdi: the call (which may change it) or the value on entry: nothing.
         assert_eq!(r.sources(10, Register::RDI, &code), None);
         // Another chunk jumps to the first lock: %rbx may be anything there.
         let r = reaching(&code, true, &[0x101a]);
@@ -482,5 +495,31 @@ mod tests {
             })
         ));
         assert!(!s.chain.iter().any(|l| matches!(l, Link::Sole { .. })));
+    }
+
+    #[test]
+    fn a_call_reaching_rax_is_its_return_value_and_says_nothing_of_rdx() {
+        // test %edi,%edi; je L1; call f; jmp L2; L1: call g; L2: lock incl (%rax); ret
+        let bytes = [
+            0x85, 0xff, 0x74, 0x07, 0xe8, 0x0b, 0x00, 0x00, 0x00, 0xeb, 0x05, 0xe8, 0x00, 0x00,
+            0x00, 0x00, 0xf0, 0xff, 0x00, 0xc3,
+        ];
+        let code = decode(&bytes);
+        assert_eq!(code[5].ip(), 0x1010);
+        let hot = Part {
+            address: 0x1000,
+            end: 0x1000 + bytes.len() as u64,
+            code: Vec::new(),
+        };
+        let mut factory = InstructionInfoFactory::new();
+        let effects = crate::structs::write::effects(&code, &[], &mut factory);
+        let r = Reaching::of(&code, &hot, None, (true, &[], &[]), &effects);
+        // Both calls reach the lock's %rax: each is walked back from after it.
+        assert_eq!(
+            r.sources(5, Register::RAX, &code),
+            Some(vec![write(2, Register::RAX), write(4, Register::RAX)])
+        );
+        // %rdx, which a call also defines, says nothing.
+        assert_eq!(r.sources(5, Register::RDX, &code), None);
     }
 }

@@ -6,7 +6,8 @@
 //! exists. It holds for the registers whose value on entry means nothing: the
 //! callee-saved ones (`%rbx`, `%rbp`, `%r12`–`%r15`, which calls keep), where an
 //! epilogue's `pop`/`leave` restoring the caller's value is no definition, and
-//! `%rax`, `%r10`, `%r11`, which every call defines too. A writer that reads the
+//! `%rax`, `%r10`, `%r11`, which every call defines too (a call as `%rax`'s one
+//! writer: the callee's return value, `Link::Returned`). A writer that reads the
 //! register itself (`add $8,%r12`) needs another definition before it, so it is
 //! none. A `.cold` part itself, and a function another function jumps into the
 //! middle of, are left out. Limits: jumps from unnamed code (the kernel's
@@ -131,9 +132,11 @@ impl SoleWriters {
                     };
                     if written {
                         count[r] += 1;
-                        // A call's value is not followed; a writer in the `.cold`
-                        // part is no instruction of `code`.
-                        out.0[r] = (p == 0 && !call).then_some(k);
+                        // A call's value is followed for %rax only (the callee's
+                        // return value); a writer in the `.cold` part is no
+                        // instruction of `code`.
+                        let returned = *register == Register::RAX;
+                        out.0[r] = (p == 0 && (!call || returned)).then_some(k);
                     }
                 }
             }
@@ -224,8 +227,10 @@ mod tests {
         assert_eq!(s.of_register(Register::R12), Some(1));
         // Not written at all: nothing.
         assert_eq!(s.of_register(Register::RBX), None);
-        // A call defines %rax: no writer to follow.
-        assert_eq!(s.of_register(Register::RAX), None);
+        // The call (instruction 2) is %rax's one writer: its return value.
+        assert_eq!(s.of_register(Register::RAX), Some(2));
+        // %r10 the call defines too, but it returns nothing there.
+        assert_eq!(s.of_register(Register::R10), None);
         // A chunk entered elsewhere than at its start: nothing is known.
         assert_eq!(sole(&ONE, false).of_register(Register::R12), None);
     }

@@ -323,6 +323,13 @@ pub enum Link {
     /// the chain says nothing, the level's value is what `LockSite::paths[way]`
     /// says (the one write's chain, or a `Join` of each write's, which must agree).
     Reaching { address: u64, way: u32 },
+    /// The level's value is `%rax` as the call returning to `address` (the address
+    /// after the `call`) left it: the callee's return value, plus `offset`.
+    Returned {
+        address: u64,
+        offset: i64,
+        index: bool,
+    },
 }
 
 /// Every link of `chain` and of the ways into its joins (`LockSite::paths`).

@@ -1,6 +1,6 @@
 //! Atomics by use, step 1b's vocabulary: what one decoded instruction does to a
 //! register (`Write`: a copy, a constant added, a load from a member, a global's
-//! address, …), for the walks back from a lock site (`structs::chain`); where a
+//! address, a call's return value, …), for the walks back from a lock site (`structs::chain`); where a
 //! jump goes; a register's DWARF number; the kernel's per-CPU offsets; which
 //! registers an instruction writes (`Effect`, for `sole` and `reach`).
 
@@ -37,7 +37,10 @@ pub(super) enum Write {
     /// `add k(,idx,s), reg` (`segment`: `add %gs:k, reg`): plus a value loaded
     /// from a table at k; the register itself before, plus that.
     AddLoaded { address: u64, segment: bool },
-    /// Anything else (a call's return value, arithmetic, a load of another size).
+    /// `call f` writing `%rax`: the value the call returning to this address
+    /// (the next instruction's) left there.
+    Returned(u64),
+    /// Anything else (a call's `%rdx`, arithmetic, a load of another size).
     Other,
 }
 
@@ -59,6 +62,13 @@ pub(super) fn writes(
 
 /// What instruction `i`, which writes `register`, did to it (see `Write`).
 pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
+    if i.flow_control() == FlowControl::Call {
+        return if register == Register::RAX {
+            Write::Returned(i.next_ip())
+        } else {
+            Write::Other
+        };
+    }
     let to_register = i.op_count() >= 1
         && i.op0_kind() == OpKind::Register
         && i.op0_register().full_register() == register;
@@ -94,7 +104,6 @@ pub(super) fn write_of(i: &Instruction, register: Register) -> Write {
             }
         }
         Mnemonic::Cdqe => Write::Copy(Register::RAX, false),
-        _ if i.flow_control() == FlowControl::Call => Write::Other,
         Mnemonic::Lea if plain => {
             let b = i.memory_base();
             let d = i.memory_displacement64() as i64;

@@ -147,6 +147,8 @@ pub(super) struct Var<'a> {
 }
 
 pub(super) struct Frame<'a> {
+    /// The scope's DIE offset.
+    pub(super) offset: u64,
     pub(super) vars: Vec<Var<'a>>,
     /// A subprogram or an inlined subroutine (not a lexical block).
     pub(super) function: bool,
@@ -180,6 +182,9 @@ pub(super) struct Ctx<'i> {
     pub(super) declared: Option<HashMap<String, u64>>,
     /// The unit's records by the records they hold (`container`), when first needed.
     pub(super) holders: Option<Holders>,
+    /// The call sites of the function last asked about (`returned`): its DIE
+    /// offset, and each call's return address and callee DIE offset, sorted.
+    pub(super) calls: (Option<u64>, Vec<(u64, u64)>),
 }
 
 impl<'a> Builder<'a, '_> {
@@ -298,6 +303,7 @@ impl<'a> Builder<'a, '_> {
             _ => (None, false),
         };
         let mut frame = Frame {
+            offset,
             vars: Vec::new(),
             function,
             returns_memory,

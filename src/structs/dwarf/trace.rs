@@ -11,8 +11,9 @@
 //! or its `compound_head` less the tag bit). A reload from a stack slot is what
 //! the slot's variable says, else what the register spilled there says
 //! (`Link::Spilled`). Where the rest of a chain says nothing, the register's one
-//! writer in the function says it (`Link::Sole`). A chain that reaches none of
-//! these maps to nothing.
+//! writer in the function says it (`Link::Sole`). A call's `%rax` is what its
+//! callee's return type points to (`Link::Returned`, `returned`). A chain that
+//! reaches none of these maps to nothing.
 
 use super::builder::Builder;
 use super::lock_uses::{covering, evidence, Ctx, Frame, Loc, Var};
@@ -192,6 +193,16 @@ impl<'a> Builder<'a, '_> {
                             frames,
                             ctx,
                         )
+                        .map_err(|e| if scalar { Unmapped::ScalarVariable } else { e });
+                }
+                Link::Returned {
+                    address,
+                    offset,
+                    index,
+                } => {
+                    // What the callee returned, by its DWARF return type.
+                    return self
+                        .returned((address, offset, index), stride, frames, ctx)
                         .map_err(|e| if scalar { Unmapped::ScalarVariable } else { e });
                 }
                 Link::Entry {
