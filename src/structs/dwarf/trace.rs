@@ -211,19 +211,27 @@ impl<'a> Builder<'a, '_> {
                     index,
                     kept,
                 } => {
-                    // A variable DWARF gives as the register's entry value says
-                    // exactly; else, inferred, the parameter the ABI passes in it.
+                    // The parameter the ABI passes in it (inferred) when its record
+                    // holds the operand; else a variable DWARF gives as the
+                    // register's entry value (exact), read only then: it walks
+                    // every location list in scope.
                     let want = offset.wrapping_add(displacement);
-                    let entry = self.entry_held((register, kept), want, frames, ctx);
-                    let (ty, at, mapping, via) = match entry {
-                        Held::Points(ty, at, via) if self.holds(ty, at.wrapping_add(want)) => {
-                            (ty, at, Mapping::Exact, via)
-                        }
-                        entry => match (self.argument(register, frames, ctx), entry) {
-                            (Some(ty), _) => (ty, 0, Mapping::Inferred, None),
-                            (None, Held::Points(ty, at, via)) => (ty, at, Mapping::Exact, via),
-                            (None, Held::Scalar) => return Err(Unmapped::ScalarVariable),
-                            (None, Held::Nothing) => return Err(Unmapped::NoCandidate),
+                    let argument = self.argument(register, frames, ctx);
+                    let (ty, at, mapping, via) = match argument {
+                        Some(ty) if self.holds(ty, want) => (ty, 0, Mapping::Inferred, None),
+                        _ => match (
+                            self.entry_held((register, kept), want, frames, ctx),
+                            argument,
+                        ) {
+                            (Held::Points(ty, at, via), _)
+                                if self.holds(ty, at.wrapping_add(want)) =>
+                            {
+                                (ty, at, Mapping::Exact, via)
+                            }
+                            (_, Some(ty)) => (ty, 0, Mapping::Inferred, None),
+                            (Held::Points(ty, at, via), None) => (ty, at, Mapping::Exact, via),
+                            (Held::Scalar, None) => return Err(Unmapped::ScalarVariable),
+                            (Held::Nothing, None) => return Err(Unmapped::NoCandidate),
                         },
                     };
                     return Ok(Traced {
@@ -302,7 +310,8 @@ impl<'a> Builder<'a, '_> {
     /// the `struct page *` itself on one way, on the other the integer its
     /// `compound_head` holds less its tag bit): the ways that are a pointer loaded
     /// from a member less 1 to 7, loaded from the type (and offset) the other ways
-    /// agree on, are taken to point to that type too. Inferred, and only when
+    /// agree on, are taken to point to the start of that type too, when the other
+    /// ways point to the start of one. Inferred, and only when
     /// every other way agrees and at least one is no such load.
     fn tagged(
         &mut self,
@@ -328,8 +337,10 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         }
+        // The tag taken off leaves the start of a record: the other ways must
+        // point to the start of one too.
         let mut a = agreed?;
-        if tags.is_empty() {
+        if tags.is_empty() || a.offset != 0 || a.unknown {
             return None;
         }
         let mut member = None;
