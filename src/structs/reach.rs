@@ -383,10 +383,11 @@ mod tests {
         0x8b, 0x5f, 0x08, 0xf0, 0xff, 0x03, 0x48, 0x0f, 0x45, 0xdf, 0xf0, 0xff, 0x03, 0xc3,
     ];
 
+    /// The reaching definitions of `code`, one function at 0x1000.
     fn reaching(code: &[Instruction], whole: bool, outside: &[u64]) -> Reaching {
         let hot = Part {
             address: 0x1000,
-            end: 0x1000 + JOINED.len() as u64,
+            end: code.last().map_or(0x1000, |i| i.next_ip()),
             code: Vec::new(),
         };
         let mut factory = InstructionInfoFactory::new();
@@ -506,14 +507,7 @@ mod tests {
         ];
         let code = decode(&bytes);
         assert_eq!(code[5].ip(), 0x1010);
-        let hot = Part {
-            address: 0x1000,
-            end: 0x1000 + bytes.len() as u64,
-            code: Vec::new(),
-        };
-        let mut factory = InstructionInfoFactory::new();
-        let effects = crate::structs::write::effects(&code, &[], &mut factory);
-        let r = Reaching::of(&code, &hot, None, (true, &[], &[]), &effects);
+        let r = reaching(&code, true, &[]);
         // Both calls reach the lock's %rax: each is walked back from after it.
         assert_eq!(
             r.sources(5, Register::RAX, &code),

@@ -13,7 +13,7 @@
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame};
-use super::trace::{register_name, Held};
+use super::trace::{register_name, Held, Pick};
 use super::Slice;
 use gimli::{AttributeValue, Operation};
 
@@ -29,8 +29,7 @@ impl<'a> Builder<'a, '_> {
         frames: &[Frame<'a>],
         ctx: &mut Ctx<'_>,
     ) -> Held {
-        let mut scalar = false;
-        let mut first: Option<Held> = None;
+        let mut pick = Pick::default();
         for frame in frames.iter().rev() {
             for v in &frame.vars {
                 let Some(location) = v.location else { continue };
@@ -41,7 +40,7 @@ impl<'a> Builder<'a, '_> {
                     continue;
                 };
                 let Some(record) = self.pointee(t) else {
-                    scalar = true;
+                    pick.scalar();
                     continue;
                 };
                 // The variable is entry + k: the register on entry is at -k in it.
@@ -55,18 +54,13 @@ impl<'a> Builder<'a, '_> {
                         k => format!(" + {k}"),
                     }
                 ));
-                let operand = at.wrapping_add(want);
-                if operand >= 0 && (operand as u64) < self.size(record, 0) {
-                    return Held::Points(record, at, via);
+                let inside = self.holds(record, at.wrapping_add(want));
+                if let Some(h) = pick.offer(Held::Points(record, at, via), inside) {
+                    return h;
                 }
-                first.get_or_insert(Held::Points(record, at, via));
             }
         }
-        match first {
-            Some(h) => h,
-            None if scalar => Held::Scalar,
-            None => Held::Nothing,
-        }
+        pick.done()
     }
 
     /// `k` when one range of the location is `register`'s entry value plus `k`.

@@ -29,6 +29,38 @@ pub(super) enum Held {
     Nothing,
 }
 
+/// Of the variables that say where a register points: the first whose record
+/// holds the operand, else the first; `Scalar` when only scalar ones spoke.
+#[derive(Default)]
+pub(super) struct Pick {
+    scalar: bool,
+    first: Option<Held>,
+}
+
+impl Pick {
+    /// One variable's answer: handed back when it holds the operand (`inside`).
+    pub(super) fn offer(&mut self, held: Held, inside: bool) -> Option<Held> {
+        if inside {
+            return Some(held);
+        }
+        self.first.get_or_insert(held);
+        None
+    }
+
+    /// A variable there points to no record.
+    pub(super) fn scalar(&mut self) {
+        self.scalar = true;
+    }
+
+    pub(super) fn done(self) -> Held {
+        match self.first {
+            Some(h) => h,
+            None if self.scalar => Held::Scalar,
+            None => Held::Nothing,
+        }
+    }
+}
+
 /// A pointer value traced: to byte `offset` of a `ty` (any type `descend` starts
 /// from), `unknown` when an index of unknown stride was added to it.
 pub(super) struct Traced {
@@ -379,8 +411,7 @@ impl<'a> Builder<'a, '_> {
         frames: &[Frame<'a>],
         ctx: &mut Ctx<'_>,
     ) -> Held {
-        let mut scalar = false;
-        let mut first: Option<Held> = None;
+        let mut pick = Pick::default();
         // DW_OP_fbreg k is in memory at the frame base (a register + b) + k; with
         // DW_OP_call_frame_cfa, the CFA at `pc` from the call frame information.
         let top = frames.first();
@@ -432,30 +463,22 @@ impl<'a> Builder<'a, '_> {
                     match self.pointee(t) {
                         Some(record) => (record, k.wrapping_neg()),
                         None => {
-                            scalar = true;
+                            pick.scalar();
                             continue;
                         }
                     }
                 };
-                let operand = at.wrapping_add(want);
-                if operand >= 0 && (operand as u64) < self.size(ty, 0) {
-                    return Held::Points(ty, at, via);
+                let inside = self.holds(ty, at.wrapping_add(want));
+                if let Some(h) = pick.offer(Held::Points(ty, at, via), inside) {
+                    return h;
                 }
-                first.get_or_insert(Held::Points(ty, at, via));
             }
         }
-        if let Some(h) = first {
-            return h;
-        }
-        if scalar {
-            Held::Scalar
-        } else {
-            Held::Nothing
-        }
+        pick.done()
     }
 
     /// Whether byte `at` of a `ty` is inside it.
-    fn holds(&mut self, ty: usize, at: i64) -> bool {
+    pub(super) fn holds(&mut self, ty: usize, at: i64) -> bool {
         at >= 0 && (at as u64) < self.size(ty, 0)
     }
 
