@@ -27,6 +27,7 @@ mod read;
 mod returned;
 mod sync_members;
 mod table;
+mod tagged;
 mod trace;
 
 pub use lock_uses::SiteIndex;

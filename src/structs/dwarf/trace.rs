@@ -326,76 +326,15 @@ impl<'a> Builder<'a, '_> {
                 t.via = evidence([Some(join), t.via]);
                 t
             }
-            Some(e) if ways.iter().any(|w| tag_load(w, paths, 0).is_some()) => self
+            Some(e) => self
                 .tagged(address, ways, paths, displacement, frames, ctx)
                 .ok_or(e)?,
-            Some(e) => return Err(e),
         };
         t.stride = match (t.stride, stride) {
             (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
             (a, b) => a.or(b),
         };
         Ok(t)
-    }
-
-    /// A join whose ways disagree only through a tagged pointer (`page_folio`:
-    /// the `struct page *` itself on one way, on the other the integer its
-    /// `compound_head` holds less its tag bit): the ways that are a pointer loaded
-    /// from a member less 1 to 7, loaded from the type (and offset) the other ways
-    /// agree on, are taken to point to the start of that type too, when the other
-    /// ways point to the start of one. Inferred, and only when
-    /// every other way agrees and at least one is no such load.
-    fn tagged(
-        &mut self,
-        address: u64,
-        ways: &[Vec<Link>],
-        paths: &[Vec<Link>],
-        displacement: i64,
-        frames: &[Frame<'a>],
-        ctx: &mut Ctx<'_>,
-    ) -> Option<Traced> {
-        let mut agreed: Option<Traced> = None;
-        let mut tags = Vec::new();
-        for way in ways {
-            match tag_load(way, paths, 0) {
-                Some(load) => tags.push(load),
-                None => {
-                    let t = self.trace(way, paths, displacement, frames, ctx).ok()?;
-                    match &agreed {
-                        None => agreed = Some(t),
-                        Some(a) if same(a, &t) => {}
-                        Some(_) => return None,
-                    }
-                }
-            }
-        }
-        // The tag taken off leaves the start of a record: the other ways must
-        // point to the start of one too.
-        let mut a = agreed?;
-        if tags.is_empty() || a.offset != 0 || a.unknown {
-            return None;
-        }
-        let mut member = None;
-        for &(from, d) in &tags {
-            let inner = self.trace(from, paths, d, frames, ctx).ok()?;
-            if !(inner.ty == a.ty && inner.offset == a.offset && !inner.unknown) {
-                return None;
-            }
-            member.get_or_insert(inner.offset.wrapping_add(d));
-        }
-        let t = self.strip(a.ty);
-        let name = self.holder_name(t);
-        a.mapping = Mapping::Inferred;
-        a.via = evidence([
-            Some(format!(
-                "a tagged pointer into {address:#x}: a `{name}` on {} way(s), on {} the pointer its member at {} holds less its tag, taken as a `{name}` too",
-                ways.len() - tags.len(),
-                tags.len(),
-                member.unwrap_or(0)
-            )),
-            a.via.take(),
-        ]);
-        Some(a)
     }
 
     /// What the variable whose location at `pc` is `register` (innermost scope
@@ -560,37 +499,8 @@ impl<'a> Builder<'a, '_> {
 }
 
 /// Whether two traced values are the same pointer (whatever the mapping says).
-fn same(a: &Traced, t: &Traced) -> bool {
+pub(super) fn same(a: &Traced, t: &Traced) -> bool {
     a.ty == t.ty && a.offset == t.offset && a.unknown == t.unknown && a.stride == t.stride
-}
-
-/// A way's `Load` of a tagged pointer: the way's value is a pointer loaded from a
-/// member less 1 to 7 (a tag bit taken off), with only copies of registers before
-/// it, through the writer a `Sole`/`Reaching` names and one-way joins; the links
-/// after the load (what it loaded from) and its displacement.
-fn tag_load<'l>(way: &'l [Link], paths: &'l [Vec<Link>], depth: u32) -> Option<(&'l [Link], i64)> {
-    if depth > 8 {
-        return None;
-    }
-    for (k, link) in way.iter().enumerate() {
-        match *link {
-            Link::Register { index: false, .. } => {}
-            Link::Load {
-                offset,
-                index: false,
-                load_index: false,
-                displacement,
-            } if (-7..=-1).contains(&offset) => return Some((&way[k + 1..], displacement)),
-            Link::Sole { way: w, .. } | Link::Reaching { way: w, .. } => {
-                return tag_load(paths.get(w as usize)?, paths, depth + 1)
-            }
-            Link::Join {
-                first, count: 1, ..
-            } => return tag_load(paths.get(first as usize)?, paths, depth + 1),
-            _ => return None,
-        }
-    }
-    None
 }
 
 /// The AT&T name of an x86-64 DWARF register (System V psABI numbering).
