@@ -179,6 +179,12 @@ struct Walk<'c> {
 }
 
 impl Walk<'_> {
+    /// Whether no instruction of the whole function writes DWARF register `r`
+    /// (`Link::Entry::kept`).
+    fn keeps(&self, r: u16) -> bool {
+        r < 16 && self.kept & (1 << r) != 0
+    }
+
     /// The instructions jumping to `code[at]`.
     fn sources(&self, at: usize) -> &[(u64, usize)] {
         let ip = self.code[at].ip();
@@ -388,7 +394,7 @@ impl Walk<'_> {
                         register: r,
                         offset,
                         index,
-                        kept: r < 16 && self.kept & (1 << r) != 0,
+                        kept: self.keeps(r),
                     });
                 }
                 break;
@@ -535,12 +541,11 @@ impl Walk<'_> {
                 Write::Other => {
                     // A conditional write (`cmov`): the writes that reach past it,
                     // its source among them.
-                    let maybe = dwarf_register(register)
-                        .filter(|&r| r < 16)
-                        .is_some_and(|r| {
-                            self.effects.get(w).is_some_and(|e| e.maybe & (1 << r) != 0)
-                        });
-                    if maybe {
+                    if self
+                        .effects
+                        .get(w)
+                        .is_some_and(|e| e.maybe_writes(register))
+                    {
                         let past = Level {
                             at: w + 1,
                             register,
@@ -651,7 +656,7 @@ impl Walk<'_> {
                     register: r,
                     offset: stopped.offset,
                     index: stopped.index,
-                    kept: r < 16 && self.kept & (1 << r) != 0,
+                    kept: self.keeps(r),
                 });
                 ways.push(way);
                 continue;

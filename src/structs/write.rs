@@ -206,6 +206,11 @@ impl Effect {
     pub(super) fn writes(&self, register: Register) -> bool {
         dwarf_register(register).is_some_and(|r| (self.defines | self.maybe) & (1 << r) != 0)
     }
+
+    /// Whether the instruction may or may not write `register` (a `cmov`).
+    pub(super) fn maybe_writes(&self, register: Register) -> bool {
+        dwarf_register(register).is_some_and(|r| self.maybe & (1 << r) != 0)
+    }
 }
 
 /// The effect of each instruction of `code` and then of `cold`'s, with one
