@@ -348,7 +348,9 @@ fn operand(instruction: &Instruction, function: u32, op: String) -> LockSite {
     let rip = matches!(base, Register::RIP | Register::EIP);
     let target = if rip {
         Some(instruction.ip_rel_memory_address())
-    } else if base == Register::None && instruction.memory_index() == Register::None {
+    } else if base == Register::None {
+        // An absolute address, perhaps with a scaled index: an element of a
+        // global array (`lock cmpxchg %rdi, inet_protos(,%rsi,8)`).
         Some(instruction.memory_displacement64())
     } else {
         None

@@ -63,6 +63,25 @@ impl Builder<'_, '_> {
         said
     }
 
+    /// The same among the candidates the function names, when the unit's as a
+    /// whole disagree: the records its variables in scope point to (`named`, from
+    /// `Builder::named`). `from_timer(led_cdev, t, blink_timer)` leaves a
+    /// `led_cdev`, and of the unit's records holding a `timer_list` only
+    /// `led_classdev` is one. Not cached: the answer is the function's.
+    pub(super) fn container_named(
+        &mut self,
+        ty: usize,
+        at: i64,
+        size: u64,
+        holders: &mut Option<Holders>,
+        named: &[String],
+    ) -> Option<Found> {
+        if named.is_empty() {
+            return None;
+        }
+        self.container_among(ty, at, size, holders, Some(named))
+    }
+
     fn container_uncached(
         &mut self,
         ty: usize,
@@ -70,9 +89,21 @@ impl Builder<'_, '_> {
         size: u64,
         holders: &mut Option<Holders>,
     ) -> Option<Found> {
-        // What every candidate says: the members registered under all of them.
+        self.container_among(ty, at, size, holders, None)
+    }
+
+    /// What every candidate (of `only`'s records, when given) says: the members
+    /// registered under all of them.
+    fn container_among(
+        &mut self,
+        ty: usize,
+        at: i64,
+        size: u64,
+        holders: &mut Option<Holders>,
+        only: Option<&[String]>,
+    ) -> Option<Found> {
         let mut agreed: Option<Vec<LockUse>> = None;
-        let (name, found) = self.landings(ty, at, size, holders, &mut |_, d| {
+        let (name, found) = self.landings(ty, at, size, holders, only, &mut |_, d| {
             let uses = registrations(d, Mapping::Inferred);
             let a = match agreed.take() {
                 None => uses,
@@ -86,7 +117,7 @@ impl Builder<'_, '_> {
             any
         })?;
         let uses = agreed.filter(|a| !a.is_empty())?;
-        let via = self.how(&name, &found);
+        let via = self.how(&name, &found, only.is_some());
         Some((uses, via))
     }
 
@@ -102,21 +133,45 @@ impl Builder<'_, '_> {
         if let Some(said) = holders.as_ref().and_then(|h| h.pointers.get(&(ty, at))) {
             return said.clone();
         }
-        let mut agreed = None;
-        let said = self
-            .landings(ty, at, 8, holders, &mut |b, d| {
-                match (b.pointee_any(d.leaf_ty), agreed) {
-                    (Some(p), None) => agreed = Some(p),
-                    (Some(p), Some(a)) if a == p => {}
-                    _ => return false,
-                }
-                true
-            })
-            .and_then(|(name, found)| Some((agreed?, self.how(&name, &found))));
+        let said = self.pointer_among(ty, at, holders, None);
         if let Some(h) = holders.as_mut() {
             h.pointers.insert((ty, at), said.clone());
         }
         said
+    }
+
+    /// `container_pointer` among the candidates the function names (see
+    /// `container_named`).
+    pub(super) fn pointer_named(
+        &mut self,
+        ty: usize,
+        at: i64,
+        holders: &mut Option<Holders>,
+        named: &[String],
+    ) -> Option<(usize, String)> {
+        if named.is_empty() {
+            return None;
+        }
+        self.pointer_among(ty, at, holders, Some(named))
+    }
+
+    fn pointer_among(
+        &mut self,
+        ty: usize,
+        at: i64,
+        holders: &mut Option<Holders>,
+        only: Option<&[String]>,
+    ) -> Option<(usize, String)> {
+        let mut agreed = None;
+        self.landings(ty, at, 8, holders, only, &mut |b, d| {
+            match (b.pointee_any(d.leaf_ty), agreed) {
+                (Some(p), None) => agreed = Some(p),
+                (Some(p), Some(a)) if a == p => {}
+                _ => return false,
+            }
+            true
+        })
+        .and_then(|(name, found)| Some((agreed?, self.how(&name, &found, only.is_some()))))
     }
 
     /// The unit's records holding a `ty` that an operand `at` bytes from it and
@@ -124,12 +179,14 @@ impl Builder<'_, '_> {
     /// with the offset of the `ty` in it, each descent to the operand handed to
     /// `agree`; None when `ty` is no named record, is held in an array too long to
     /// list, or `agree` says no (the candidates disagree: no need to look on).
+    /// `only`: the names of the records that may be candidates (all when None).
     fn landings(
         &mut self,
         ty: usize,
         at: i64,
         size: u64,
         holders: &mut Option<Holders>,
+        only: Option<&[String]>,
         agree: &mut dyn FnMut(&mut Self, &Descent) -> bool,
     ) -> Option<(String, Vec<(usize, u64)>)> {
         let t = self.strip(ty);
@@ -149,6 +206,9 @@ impl Builder<'_, '_> {
             if pos >= self.size(holder, 0) {
                 continue;
             }
+            if only.is_some_and(|only| !only.contains(&self.holder_name(holder))) {
+                continue;
+            }
             let Some(mut d) = self.descend(holder, pos, false) else {
                 continue;
             };
@@ -166,8 +226,14 @@ impl Builder<'_, '_> {
     }
 
     /// The evidence: which of the unit's records holding a `name` it was.
-    fn how(&self, name: &str, found: &[(usize, u64)]) -> String {
+    /// `named`: the candidates were narrowed to the records variables in scope
+    /// point to.
+    fn how(&self, name: &str, found: &[(usize, u64)], named: bool) -> String {
         match found {
+            [(holder, offset)] if named => {
+                let holder = self.holder_name(*holder);
+                format!("container_of: of the unit's records holding a `{name}` the operand lands in, `{holder}` (at {offset}) is the one a variable in scope points to")
+            }
             [(holder, offset)] => {
                 let holder = self.holder_name(*holder);
                 format!("container_of: the unit's one record holding a `{name}` the operand lands in is `{holder}` (at {offset})")
@@ -183,8 +249,13 @@ impl Builder<'_, '_> {
                 } else {
                     String::new()
                 };
+                let among = if named {
+                    " that variables in scope point to"
+                } else {
+                    ""
+                };
                 format!(
-                    "container_of: the unit's {} records holding a `{name}` the operand lands in agree ({}{tail})",
+                    "container_of: the unit's {} records holding a `{name}` the operand lands in{among} agree ({}{tail})",
                     many.len(),
                     names.join(", ")
                 )

@@ -29,10 +29,15 @@ impl Builder<'_, '_> {
                 .to_vec();
             for (target, s) in hits {
                 let site = &index.sites[s];
+                let indexed = site.index.is_some();
                 let mut variable = None;
+                let mut stray = false;
                 let found = self
-                    .descend(t, target - address, false)
+                    .descend(t, target - address, indexed)
                     .map(|mut d| {
+                        // A scaled index where the address is in no array: which
+                        // element it reaches is not known.
+                        stray = d.stray_index;
                         d.operand(site.size);
                         if d.in_no_record() {
                             variable = Some(d.path());
@@ -40,7 +45,10 @@ impl Builder<'_, '_> {
                         registrations(&d, Mapping::Exact)
                     })
                     .unwrap_or_default();
-                if found.is_empty() {
+                if stray {
+                    out.outcomes
+                        .push((s, Outcome::Unmapped(Unmapped::StrayIndex)));
+                } else if found.is_empty() {
                     let named = variable.and_then(|path| {
                         let base = match name {
                             Some(n) => self.text(n),
@@ -50,7 +58,12 @@ impl Builder<'_, '_> {
                             true => format!("{base}{path}"),
                             false => format!("{base}.{path}"),
                         };
-                        Some(variable_site(name, target, site.size))
+                        Some(variable_site(
+                            name,
+                            target,
+                            site.size,
+                            if indexed { u64::from(site.scale) } else { 0 },
+                        ))
                     });
                     match named {
                         Some(v) => {
@@ -78,13 +91,19 @@ impl Builder<'_, '_> {
     }
 }
 
-/// What is known of a locked operand in a named variable at a fixed address.
-pub(super) fn variable_site(name: String, address: u64, size: u64) -> VariableSite {
+/// What is known of a locked operand in a named variable at a fixed address;
+/// `stride`: a scaled index adds a multiple of it (0: none), and the operand is
+/// aligned, or crosses a line, when that holds for any element it reaches.
+pub(super) fn variable_site(name: String, address: u64, size: u64, stride: u64) -> VariableSite {
+    let crosses = |a: u64| size > 1 && a / 64 != (a.saturating_add(size - 1)) / 64;
+    // The elements' offsets within a line repeat after at most 64 of them.
+    let reach = if stride == 0 { 1 } else { 64 };
+    let at = |k: u64| address.wrapping_add(k.wrapping_mul(stride));
     VariableSite {
         name,
         address,
         size,
-        aligned: size > 0 && address % size == 0,
-        crosses_line: size > 1 && address / 64 != (address + size - 1) / 64,
+        aligned: size > 0 && (0..reach).all(|k| at(k) % size == 0),
+        crosses_line: (0..reach).any(|k| crosses(at(k))),
     }
 }

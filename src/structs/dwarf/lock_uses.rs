@@ -523,7 +523,14 @@ impl<'a> Builder<'a, '_> {
                     }
                     // Outside the record: the record is inside a bigger one.
                     None if !unknown && t.stride.is_none() => {
-                        match self.container(t.ty, at, site.size, &mut ctx.holders) {
+                        let found = match self.container(t.ty, at, site.size, &mut ctx.holders) {
+                            Some(found) => Some(found),
+                            None => {
+                                let named = self.named(frames, ctx);
+                                self.container_named(t.ty, at, site.size, &mut ctx.holders, &named)
+                            }
+                        };
+                        match found {
                             Some((mut uses, how)) => {
                                 let via = evidence([Some(how), t.via]);
                                 for u in &mut uses {

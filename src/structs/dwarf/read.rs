@@ -191,7 +191,7 @@ fn merge(
     for (k, site) in index.sites.iter().enumerate() {
         let Some(target) = site
             .target
-            .filter(|_| outcomes[k].is_none() && !site.segment)
+            .filter(|_| outcomes[k].is_none() && !site.segment && site.index.is_none())
         else {
             continue;
         };
@@ -201,7 +201,7 @@ fn merge(
                 at => format!("{name}+{at}"),
             };
             outcomes[k] = Some(Outcome::Variable);
-            variables[k] = Some(variable_site(name, target, site.size));
+            variables[k] = Some(variable_site(name, target, site.size, 0));
         }
     }
     parsed.lock_stats = stats(index, &outcomes);

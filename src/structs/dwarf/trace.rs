@@ -17,6 +17,7 @@
 
 use super::builder::Builder;
 use super::lock_uses::{covering, evidence, Ctx, Frame, Loc, Var};
+use super::table::Node;
 use crate::structs::types::{Link, Mapping, Unmapped};
 
 /// What the variables say a register points to.
@@ -143,9 +144,15 @@ impl<'a> Builder<'a, '_> {
                         }
                         // Loaded from outside the record: from the record holding it.
                         None if !unknown && inner.stride.is_none() => {
-                            let (ty, how) = self
-                                .container_pointer(inner.ty, at, &mut ctx.holders)
-                                .ok_or(Unmapped::NoCandidate)?;
+                            let (ty, how) =
+                                match self.container_pointer(inner.ty, at, &mut ctx.holders) {
+                                    Some(found) => found,
+                                    None => {
+                                        let named = self.named(frames, ctx);
+                                        self.pointer_named(inner.ty, at, &mut ctx.holders, &named)
+                                            .ok_or(Unmapped::NoCandidate)?
+                                    }
+                                };
                             (ty, Mapping::Inferred, Some(how))
                         }
                         None => return Err(Unmapped::NoCandidate),
@@ -495,6 +502,27 @@ impl<'a> Builder<'a, '_> {
             ty = Some(t);
         }
         self.pointee(ty?)
+    }
+
+    /// The names of the records the variables in scope point to (or are): the
+    /// candidates a `container_of` the unit leaves open is narrowed to
+    /// (`container_named`).
+    pub(super) fn named(&mut self, frames: &[Frame<'a>], ctx: &mut Ctx<'_>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for v in frames.iter().flat_map(|f| &f.vars) {
+            let Some(t) = self.var_type(v, &mut ctx.origins) else {
+                continue;
+            };
+            let r = self.pointee(t).unwrap_or_else(|| self.strip(t));
+            if let Node::Record(rec) = &self.t.nodes[r] {
+                if let Some(n) = self.record_name(rec) {
+                    if !out.contains(&n) {
+                        out.push(n);
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
