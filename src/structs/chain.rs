@@ -23,6 +23,7 @@
 //! the `Walk` state and call each other; their rules are tested in `sole`,
 //! `spill`, `track`, `reach` and here.
 
+use super::alias::aliases;
 use super::reach::{Reaching, ON_ENTRY};
 use super::sole::{Part, SoleWriters};
 use super::spill::{spilled, stack_escapes};
@@ -144,6 +145,10 @@ pub(super) fn chains(
             walk.stores.set(site.plain);
             if site.base.is_some() {
                 (site.chain, site.paths) = walk.chain(at, base, &mut factory);
+                if !site.plain {
+                    let joins = |k: usize| !walk.sources(k).is_empty();
+                    site.aliases = aliases(code, at, base, joins, &mut factory);
+                }
             }
         }
     }

@@ -374,6 +374,7 @@ fn operand(instruction: &Instruction, function: u32, op: String) -> LockSite {
         plain: false,
         chain: Vec::new(),
         paths: Vec::new(),
+        aliases: Vec::new(),
     }
 }
 

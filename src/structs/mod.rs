@@ -12,6 +12,7 @@
 //! summary numbers), `suggest` and `hazards` (the passes), `analysis` (the run),
 //! `render/` (text, the hazards' words, JSON, SARIF).
 
+mod alias;
 pub mod analysis;
 pub mod by_use;
 pub mod cfa;

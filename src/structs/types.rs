@@ -249,6 +249,11 @@ pub struct LockSite {
     /// The ways into the join points the chain walked back over (`Link::Join`
     /// names a run of them): each a chain of its own, for the same level.
     pub paths: Vec<Vec<Link>>,
+    /// Other registers that hold the base plus a constant at the site: (DWARF
+    /// register, constant, the `lea`/`mov` that set it). `lea 0x80(%rdi),%rdx`
+    /// before `lock xadd %eax,0x80(%rdi)` leaves a variable in `%rdx` that
+    /// describes the operand when none describes `%rdi` (`structs::chain`).
+    pub aliases: Vec<(u16, i64, u64)>,
 }
 
 /// One step back from a lock site's base register to where its value came from.

@@ -24,6 +24,7 @@ mod lock_uses;
 mod members;
 mod names;
 mod read;
+mod resolve;
 mod returned;
 mod sync_members;
 mod table;
