@@ -8,7 +8,10 @@
 //! register through the variable DWARF gives as its value on entry. A tagged
 //! pointer (`page_folio`) maps, inferred, to the type its other ways agree on. A
 //! call's return value maps by the callee's DWARF return type (DWARF 5 and 4 call
-//! sites), and not through a `void *`.
+//! sites), and not through a `void *`. A `container_of` the unit leaves open maps
+//! to the record the function's variables point to; a base-less operand with a
+//! scaled index to the global array at its displacement; a site whose chain maps
+//! to nothing through a variable in a register holding the base plus a constant.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -46,11 +49,19 @@ impl Built {
 
     /// The same with `debug` for `-g` (`-gdwarf-4`).
     fn with(fixture: &str, debug: &str) -> Built {
+        Built::flags(fixture, &[debug])
+    }
+
+    /// The same with `flags` after `-O2`.
+    fn flags(fixture: &str, flags: &[&str]) -> Built {
         let dir = tempfile::tempdir().unwrap();
         let src = common::fixture("structs", fixture);
         let bin = dir.path().join("fixture");
         let (b, s) = (bin.to_str().unwrap(), src.to_str().unwrap());
-        tool(dir.path(), "gcc", &["-O2", debug, "-o", b, s]);
+        let mut args = vec!["-O2"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["-o", b, s]);
+        tool(dir.path(), "gcc", &args);
         let asm = tool(dir.path(), "objdump", &["-d", "--no-show-raw-insn", b]);
         Built { dir, bin, asm }
     }
@@ -405,4 +416,60 @@ fn a_calls_return_value_maps_by_the_callees_return_type() {
         assert!(a.get("members").map_or(true, Value::is_null), "{a}");
         assert_eq!(r["lock_sites"]["exact"], 1, "{debug}");
     }
+}
+
+#[test]
+fn sites_map_through_the_functions_variables_global_arrays_and_other_registers() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let b = Built::flags("locked_scope.c", &["-g", "-fno-pie", "-no-pie"]);
+    // The shapes: 8 past the link's register; an absolute address with a scaled
+    // index and no base; an `lea` of the base plus 0x80 into another register
+    // just before the site.
+    let body = b.body("tock");
+    assert!(
+        body.lines()
+            .any(|l| l.contains("lock or") && l.contains("0x8(%r")),
+        "tock:\n{body}"
+    );
+    for f in ["hit", "swap_in"] {
+        let body = b.body(f);
+        assert!(
+            body.lines()
+                .any(|l| (l.contains("lock ") || l.contains("xchg")) && l.contains("(,%")),
+            "{f}:\n{body}"
+        );
+    }
+    let body = b.body("drop_any");
+    assert!(
+        body.lines().any(|l| l.contains("lea    0x80(%")),
+        "drop_any:\n{body}"
+    );
+    let r = b.structs();
+    let t = site(&r, "tock");
+    assert_eq!(t["outcome"], "inferred", "{t}");
+    assert_eq!(t["members"][0], "trio.w", "{t}");
+    assert!(
+        t["via"]
+            .as_str()
+            .unwrap()
+            .contains("a variable in scope points to"),
+        "{t}"
+    );
+    let h = site(&r, "hit");
+    assert_eq!(h["outcome"], "exact", "{h}");
+    assert_eq!(h["members"][0], "cnt.misses", "{h}");
+    let s = site(&r, "swap_in");
+    assert_eq!(s["outcome"], "variable", "{s}");
+    assert_eq!(s["variable"]["name"], "table[]", "{s}");
+    assert_eq!(s["variable"]["aligned"], true, "{s}");
+    assert_eq!(s["variable"]["crosses_line"], false, "{s}");
+    let d = site(&r, "drop_any");
+    assert_eq!(d["outcome"], "exact", "{d}");
+    assert_eq!(d["members"][0], "counter.n", "{d}");
+    assert!(
+        d["via"].as_str().unwrap().contains("holds the base +128"),
+        "{d}"
+    );
 }

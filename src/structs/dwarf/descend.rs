@@ -251,10 +251,24 @@ impl Descent {
         self.anchors.is_empty()
     }
 
-    /// The path from the type descended to the scalar (`[3]`, `a.b`; empty for the
-    /// type itself).
+    /// The path from the type descended to the scalar (`[3]`, `a.b`, `[]` for an
+    /// unknown index; empty for the type itself).
     pub(super) fn path(&self) -> String {
-        path(&self.segs, None)
+        let mut p = String::new();
+        for s in &self.segs {
+            match s {
+                Seg::Field(name) if name.is_empty() => {}
+                Seg::Field(name) => {
+                    if !p.is_empty() {
+                        p.push('.');
+                    }
+                    p.push_str(name);
+                }
+                Seg::Index { unknown: true, .. } => p.push_str("[]"),
+                Seg::Index { index, .. } => p.push_str(&format!("[{index}]")),
+            }
+        }
+        p
     }
 
     pub(super) fn operand(&mut self, size: u64) {
