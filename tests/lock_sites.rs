@@ -11,7 +11,9 @@
 //! sites), and not through a `void *`. A `container_of` the unit leaves open maps
 //! to the record the function's variables point to; a base-less operand with a
 //! scaled index to the global array at its displacement; a site whose chain maps
-//! to nothing through a variable in a register holding the base plus a constant.
+//! to nothing through a variable in a register holding the base plus a constant;
+//! a pointer loaded from a `void *` by the return type of the inlined function
+//! that loaded it.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -472,4 +474,10 @@ fn sites_map_through_the_functions_variables_global_arrays_and_other_registers()
         d["via"].as_str().unwrap().contains("holds the base +128"),
         "{d}"
     );
+    // lockit: loaded from a `void *` by the inlined INFO returning `struct info *`.
+    let l = site(&r, "lockit");
+    assert_eq!(l["outcome"], "inferred", "{l}");
+    assert_eq!(l["members"][0], "info.busy", "{l}");
+    assert!(l["via"].as_str().unwrap().contains("inlined `INFO`"), "{l}");
+    assert_eq!(site(&r, "lockraw")["outcome"], "scalar-variable");
 }

@@ -482,6 +482,7 @@ impl Walk<'_> {
                 }
                 Write::LoadGlobal(target) => {
                     links.push(Link::Load {
+                        address: self.code[w].ip(),
                         offset,
                         index,
                         displacement: 0,
@@ -498,6 +499,7 @@ impl Walk<'_> {
                     // `mov k(%off,%ptr,1)`: a load from one CPU's copy of the
                     // per-CPU variable the other register points to.
                     links.push(Link::Load {
+                        address: self.code[w].ip(),
                         offset,
                         index,
                         displacement: k,
@@ -513,6 +515,7 @@ impl Walk<'_> {
                         .map_or(0, |x| self.constant(w, x, factory))
                         .wrapping_mul(i64::from(i.memory_index_scale()));
                     links.push(Link::Load {
+                        address: i.ip(),
                         offset,
                         index,
                         displacement: k.wrapping_add(c),

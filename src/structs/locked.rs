@@ -491,6 +491,7 @@ mod tests {
                     index: false
                 },
                 Link::Load {
+                    address: 0x1000,
                     offset: 0,
                     index: false,
                     displacement: 8,
@@ -607,6 +608,7 @@ mod tests {
             &s[0].chain[1..],
             [
                 Link::Load {
+                    address: 0x1000,
                     offset: 0,
                     index: false,
                     displacement: 0,

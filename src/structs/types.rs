@@ -273,8 +273,10 @@ pub enum Link {
         index: bool,
     },
     /// The level's value is `offset` plus the pointer loaded from (the next level's
-    /// value + `displacement`, + an index of unknown stride when `load_index`).
+    /// value + `displacement`, + an index of unknown stride when `load_index`) by
+    /// the instruction at `address`.
     Load {
+        address: u64,
         offset: i64,
         index: bool,
         displacement: i64,

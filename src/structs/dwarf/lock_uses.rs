@@ -184,6 +184,9 @@ pub(super) struct Ctx<'i> {
     /// The call sites of the function last asked about (`returned`): its DIE
     /// offset, and each call's return address and callee DIE offset, sorted.
     pub(super) calls: (Option<u64>, Vec<(u64, u64)>),
+    /// The inlined subroutines of the function last asked about (`inlined`): its
+    /// DIE offset, and each range with its abstract origin.
+    pub(super) inlined: (Option<u64>, Vec<(u64, u64, u64)>),
 }
 
 impl<'a> Builder<'a, '_> {

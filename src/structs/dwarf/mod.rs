@@ -19,6 +19,7 @@ mod descend;
 mod entry;
 mod global_uses;
 mod identity;
+mod inlined;
 mod load;
 mod lock_uses;
 mod members;

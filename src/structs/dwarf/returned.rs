@@ -123,7 +123,7 @@ impl Builder<'_, '_> {
     /// The name and return type (None: void) of the subprogram DIE at `origin`,
     /// following `DW_AT_specification`/`DW_AT_abstract_origin` to the DIE that has
     /// the type; None when no subprogram is found.
-    fn callee(&self, origin: u64) -> Option<(Option<String>, Option<usize>)> {
+    pub(super) fn callee(&self, origin: u64) -> Option<(Option<String>, Option<usize>)> {
         let mut at = origin;
         let mut name = None;
         for _ in 0..HOPS {

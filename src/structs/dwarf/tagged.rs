@@ -93,6 +93,7 @@ fn tag_load<'l>(way: &'l [Link], paths: &'l [Vec<Link>], depth: u32) -> Option<(
                 index: false,
                 load_index: false,
                 displacement,
+                ..
             } if (-7..=-1).contains(&offset) => return Some((&way[k + 1..], displacement)),
             Link::Sole { way: w, .. } | Link::Reaching { way: w, .. } => {
                 return tag_load(paths.get(w as usize)?, paths, depth + 1)

@@ -121,6 +121,7 @@ impl<'a> Builder<'a, '_> {
                     Held::Nothing => {}
                 },
                 Link::Load {
+                    address,
                     offset,
                     index,
                     displacement,
@@ -137,10 +138,16 @@ impl<'a> Builder<'a, '_> {
                             if d.leaf_size != 8 || d.into != 0 {
                                 return Err(Unmapped::NoCandidate);
                             }
-                            let ty = self
-                                .pointee_any(d.leaf_ty)
-                                .ok_or(Unmapped::ScalarVariable)?;
-                            (ty, inner.mapping, None)
+                            match self.pointee_any(d.leaf_ty) {
+                                Some(ty) => (ty, inner.mapping, None),
+                                // A `void *`: what an inlined function returned it as.
+                                None => {
+                                    let (ty, how) = self
+                                        .inlined_return(address, frames, ctx)
+                                        .ok_or(Unmapped::ScalarVariable)?;
+                                    (ty, Mapping::Inferred, Some(how))
+                                }
+                            }
                         }
                         // Loaded from outside the record: from the record holding it.
                         None if !unknown && inner.stride.is_none() => {
