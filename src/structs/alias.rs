@@ -9,8 +9,8 @@
 //! `LOOKBACK` instructions; a `lea k(%base),%r` or `mov %base,%r` counts when
 //! nothing after it writes `%r` before the site.
 
-use super::write::{dwarf_register, full, writes};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
+use super::write::{dwarf_register, falls_through, full, writes};
+use iced_x86::{Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 
 /// Instructions looked back over from a site.
 const LOOKBACK: usize = 24;
@@ -35,15 +35,7 @@ pub(super) fn aliases(
         }
         k -= 1;
         let i = &code[k];
-        if matches!(
-            i.flow_control(),
-            FlowControl::UnconditionalBranch
-                | FlowControl::IndirectBranch
-                | FlowControl::Return
-                | FlowControl::Exception
-                | FlowControl::Interrupt
-        ) || i.is_invalid()
-        {
+        if !falls_through(i) {
             break;
         }
         if let Some((to, plus)) = copy_of(i, base) {

@@ -30,8 +30,10 @@ use super::spill::{spilled, stack_escapes};
 use super::track::induction;
 use super::types::{Link, LockSite};
 pub(super) use super::write::PerCpu;
-use super::write::{dwarf_register, effects, full, jump_target, write_of, writes, Effect, Write};
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
+use super::write::{
+    dwarf_register, effects, falls_through, full, jump_target, write_of, writes, Effect, Write,
+};
+use iced_x86::{Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 use std::cell::{Cell, OnceCell};
 
 /// A range of code to decode: one function, or a whole section without symbols.
@@ -212,17 +214,7 @@ impl Walk<'_> {
                     .iter()
                     .any(|i| writes(i, register, factory))
         });
-        !loops_only
-            || at == 0
-            || matches!(
-                self.code[at - 1].flow_control(),
-                FlowControl::UnconditionalBranch
-                    | FlowControl::IndirectBranch
-                    | FlowControl::Return
-                    | FlowControl::Exception
-                    | FlowControl::Interrupt
-            )
-            || self.code[at - 1].is_invalid()
+        !loops_only || at == 0 || !falls_through(&self.code[at - 1])
     }
 
     /// The last instruction before `code[at]` on the straight-line path that wrote
@@ -749,16 +741,7 @@ impl Walk<'_> {
                 ways.push(from);
             }
         }
-        let before = &self.code[head - 1];
-        let falls = !before.is_invalid()
-            && !matches!(
-                before.flow_control(),
-                FlowControl::UnconditionalBranch
-                    | FlowControl::IndirectBranch
-                    | FlowControl::Return
-                    | FlowControl::Exception
-                    | FlowControl::Interrupt
-            );
+        let falls = falls_through(&self.code[head - 1]);
         let count = ways.len() + usize::from(falls);
         if count == 0 || count > WAYS {
             return None;

@@ -6,6 +6,7 @@
 //! Anything else that may write the slot or move `%rsp` in between stops the
 //! search, and the value stays a load (as before).
 
+use super::write::falls_through;
 use iced_x86::{
     FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
 };
@@ -59,16 +60,7 @@ pub(super) fn spilled(
         }
         p -= 1;
         let i = &code[p];
-        if i.is_invalid()
-            || matches!(
-                i.flow_control(),
-                FlowControl::UnconditionalBranch
-                    | FlowControl::IndirectBranch
-                    | FlowControl::Return
-                    | FlowControl::Exception
-                    | FlowControl::Interrupt
-            )
-        {
+        if !falls_through(i) {
             return None;
         }
         let is_store = i.mnemonic() == Mnemonic::Mov

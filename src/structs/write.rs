@@ -44,6 +44,20 @@ pub(super) enum Write {
     Other,
 }
 
+/// Whether control can go on from `i` to the instruction after it: not after a
+/// jump, an indirect jump, a return, `ud2`/`int3` or bytes that decode to nothing.
+pub(super) fn falls_through(i: &Instruction) -> bool {
+    !i.is_invalid()
+        && !matches!(
+            i.flow_control(),
+            FlowControl::UnconditionalBranch
+                | FlowControl::IndirectBranch
+                | FlowControl::Return
+                | FlowControl::Exception
+                | FlowControl::Interrupt
+        )
+}
+
 /// Whether `i` writes `register`. A call writes the return registers; others it
 /// leaves as they were (the compiler reads them after it only if so).
 pub(super) fn writes(

@@ -56,7 +56,7 @@ impl Builder<'_, '_> {
         {
             return said.clone();
         }
-        let said = self.container_uncached(ty, at, size, holders);
+        let said = self.container_among(ty, at, size, holders, None);
         if let Some(h) = holders.as_mut() {
             h.members.insert((ty, at, size), said.clone());
         }
@@ -80,16 +80,6 @@ impl Builder<'_, '_> {
             return None;
         }
         self.container_among(ty, at, size, holders, Some(named))
-    }
-
-    fn container_uncached(
-        &mut self,
-        ty: usize,
-        at: i64,
-        size: u64,
-        holders: &mut Option<Holders>,
-    ) -> Option<Found> {
-        self.container_among(ty, at, size, holders, None)
     }
 
     /// What every candidate (of `only`'s records, when given) says: the members
