@@ -1,4 +1,4 @@
-//! Atomics by use, step 1c: the other registers that hold a lock site's base plus
+//! Atomics by use, step 1h: the other registers that hold a lock site's base plus
 //! a constant at the site. `lea 0x80(%rdi),%rdx` just before `lock xadd
 //! %eax,0x80(%rdi)` (the kernel's `refcount_t` keeps the address for its
 //! saturation path) leaves `%rdx` = `%rdi` + 0x80; a variable DWARF places in
