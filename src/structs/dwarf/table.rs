@@ -3,7 +3,7 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, read_code_attrs, read_record_attrs, Attrs, Str};
+use super::attrs::{Attrs, Dies, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
@@ -157,9 +157,9 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         declared: Vec::new(),
         defined: Vec::new(),
     };
-    let mut entries = unit.entries_raw(None)?;
+    let mut entries = Dies::new(unit)?;
     while !entries.is_empty() {
-        let offset = entries.next_offset().0 as u64;
+        let offset = entries.next_offset() as u64;
         let Some(abbrev) = entries.read_abbreviation()? else {
             if let Some(Ctx::Record(i)) = r.stack.pop() {
                 r.close(i);
@@ -168,13 +168,13 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         };
         let parent = r.stack.last().copied();
         let next = if matches!(parent, Some(Ctx::Skip)) {
-            entries.skip_attributes(abbrev.attributes())?;
+            entries.skip(abbrev)?;
             Ctx::Skip
         } else {
             match r.entry(&mut entries, abbrev, offset, parent)? {
                 Step::Open(ctx) => ctx,
                 Step::Jump(sibling) => {
-                    entries = unit.entries_raw(Some(gimli::UnitOffset(sibling as usize)))?;
+                    entries.seek(sibling as usize)?;
                     continue;
                 }
             }
@@ -222,7 +222,7 @@ impl<'a> TableReader<'a, '_> {
     /// Read one DIE whose parent is not skipped.
     fn entry(
         &mut self,
-        entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+        entries: &mut Dies<'a, '_>,
         abbrev: &gimli::Abbreviation,
         offset: u64,
         parent: Option<Ctx>,
@@ -233,11 +233,11 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_partial_unit
             | dw::DW_TAG_skeleton_unit
             | dw::DW_TAG_type_unit => {
-                entries.skip_attributes(abbrev.attributes())?;
+                entries.skip(abbrev)?;
                 Ctx::Scope(None)
             }
             dw::DW_TAG_namespace => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.scopes.push(
                     a.name
                         .map(|n| resolve(self.dwarf, self.unit, n))
@@ -246,12 +246,12 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Scope(Some(self.scopes.len() - 1))
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => {
-                let a = read_record_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, true)?;
                 Ctx::Record(self.record(tag, a, offset))
             }
             dw::DW_TAG_member | dw::DW_TAG_inheritance => match parent {
                 Some(Ctx::Record(r)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     self.member(r, tag, a);
                     Ctx::Skip
                 }
@@ -259,7 +259,7 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_variable => match parent {
                 Some(Ctx::Scope(_)) => {
-                    let (a, code) = read_code_attrs(entries, abbrev)?;
+                    let (a, code) = entries.code_attrs(abbrev)?;
                     if let Some(ty) = a.ty {
                         self.declared.push((offset, ty));
                     }
@@ -278,7 +278,7 @@ impl<'a> TableReader<'a, '_> {
                 _ => return self.other(entries, abbrev, offset),
             },
             dw::DW_TAG_base_type | dw::DW_TAG_unspecified_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.push(offset, scalar(tag, a));
                 Ctx::Skip
             }
@@ -286,7 +286,7 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_reference_type
             | dw::DW_TAG_rvalue_reference_type
             | dw::DW_TAG_ptr_to_member_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.push(offset, pointer(tag, a));
                 Ctx::Skip
             }
@@ -295,12 +295,12 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_restrict_type
             | dw::DW_TAG_atomic_type
             | dw::DW_TAG_immutable_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.push(offset, qualifier(tag, a));
                 Ctx::Skip
             }
             dw::DW_TAG_typedef => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let node = Node::Typedef {
                     name: a.name.unwrap_or(Str::Bytes(b"?")),
                     target: a.ty,
@@ -310,7 +310,7 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Skip
             }
             dw::DW_TAG_array_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let node = Node::Array {
                     elem: a.ty,
                     dims: Vec::new(),
@@ -318,7 +318,7 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Array(self.push(offset, node))
             }
             dw::DW_TAG_enumeration_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let anonymous = a.name.is_none();
                 let node = Node::Enum {
                     name: a.name,
@@ -334,7 +334,7 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_enumerator => match parent {
                 Some(Ctx::Enum(i)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     if let (Some(name), Node::Enum { enumerators, .. }) =
                         (a.name, &mut self.t.nodes[i])
                     {
@@ -346,14 +346,14 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_subrange_type => match parent {
                 Some(Ctx::Array(i)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     self.dimension(i, &a);
                     Ctx::Skip
                 }
                 _ => return self.other(entries, abbrev, offset),
             },
             dw::DW_TAG_subroutine_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let node = Node::Function {
                     ret: a.ty,
                     params: Vec::new(),
@@ -364,7 +364,7 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters => match parent {
                 Some(Ctx::Function(i)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     if let Node::Function {
                         params, varargs, ..
                     } = &mut self.t.nodes[i]
@@ -468,13 +468,13 @@ impl<'a> TableReader<'a, '_> {
     /// gave DW_AT_sibling, else skip it entry by entry.
     fn other(
         &mut self,
-        entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+        entries: &mut Dies<'a, '_>,
         abbrev: &gimli::Abbreviation,
         offset: u64,
     ) -> Result<Step> {
         // Subprograms without children hold no variables to map lock sites with.
         if abbrev.has_children() && abbrev.tag() == dw::DW_TAG_subprogram {
-            let (a, code) = read_code_attrs(entries, abbrev)?;
+            let (a, code) = entries.code_attrs(abbrev)?;
             if code.low_pc.is_some() || code.ranges.is_some() {
                 self.t.functions.push(Function {
                     offset,
@@ -487,7 +487,7 @@ impl<'a> TableReader<'a, '_> {
                 return Ok(Step::Jump(sibling));
             }
         } else {
-            entries.skip_attributes(abbrev.attributes())?;
+            entries.skip(abbrev)?;
         }
         Ok(Step::Open(Ctx::Skip))
     }
