@@ -154,6 +154,9 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         stack: Vec::new(),
         scopes: Vec::new(),
         open: Vec::new(),
+        outermost: None,
+        parked: Vec::new(),
+        parked_records: Vec::new(),
         declared: Vec::new(),
         defined: Vec::new(),
     };
@@ -209,9 +212,15 @@ struct TableReader<'a, 'd> {
     stack: Vec<Ctx>,
     /// The names of the namespaces met (`Ctx::Scope`).
     scopes: Vec<String>,
-    /// The members of the records still open, innermost last, each record's from
-    /// the start its `Record::members` holds until `close` moves them to the table.
+    /// The outermost open record: its members go straight to the table, in one run.
+    outermost: Option<usize>,
+    /// The members of the records open inside it, innermost last, each record's from
+    /// the start its `Record::members` holds until `close` parks them.
     open: Vec<MemberNode<'a>>,
+    /// The members of the records closed inside the outermost one, and those
+    /// records: they move to the table after its members when it closes.
+    parked: Vec<MemberNode<'a>>,
+    parked_records: Vec<usize>,
     /// Namespace-scope variables with a type, by DIE offset (declarations among
     /// them), and definitions that take their type from one (DW_AT_specification).
     declared: Vec<(u64, u64)>,
@@ -398,7 +407,14 @@ impl<'a> TableReader<'a, '_> {
             _ => RecordKind::Struct,
         };
         let scope = self.scope();
-        let start = self.open.len();
+        let i = self.t.nodes.len();
+        let start = match self.outermost {
+            None => {
+                self.outermost = Some(i);
+                self.t.members.len()
+            }
+            Some(_) => self.open.len(),
+        };
         self.push(
             offset,
             Node::Record(Box::new(Record {
@@ -425,7 +441,12 @@ impl<'a> TableReader<'a, '_> {
         }
         if let Node::Record(rec) = &mut self.t.nodes[r] {
             rec.members.end += 1;
-            self.open.push(MemberNode {
+            let to = if self.outermost == Some(r) {
+                &mut self.t.members
+            } else {
+                &mut self.open
+            };
+            to.push(MemberNode {
                 name: a.name,
                 ty: a.ty,
                 location: a.location,
@@ -443,13 +464,25 @@ impl<'a> TableReader<'a, '_> {
         }
     }
 
-    /// Record `i`'s children are read: its members move from `open` to the table.
+    /// Record `i`'s children are read. The outermost record's members are in the
+    /// table already, and the members parked inside it follow them; an inner
+    /// record's members are parked (so the outermost record's stay in one run).
     fn close(&mut self, i: usize) {
-        if let Node::Record(rec) = &mut self.t.nodes[i] {
-            let start = rec.members.start.min(self.open.len());
+        if self.outermost == Some(i) {
+            self.outermost = None;
             let at = self.t.members.len();
-            self.t.members.extend(self.open.drain(start..));
-            rec.members = at..self.t.members.len();
+            self.t.members.append(&mut self.parked);
+            for r in std::mem::take(&mut self.parked_records) {
+                if let Node::Record(rec) = &mut self.t.nodes[r] {
+                    rec.members = rec.members.start + at..rec.members.end + at;
+                }
+            }
+        } else if let Node::Record(rec) = &mut self.t.nodes[i] {
+            let start = rec.members.start.min(self.open.len());
+            let at = self.parked.len();
+            self.parked.extend(self.open.drain(start..));
+            rec.members = at..self.parked.len();
+            self.parked_records.push(i);
         }
     }
 
