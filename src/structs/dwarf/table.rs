@@ -3,7 +3,7 @@
 //! variables. Function bodies are jumped over with DW_AT_sibling; names are kept
 //! unresolved (`Str`) until a layout needs them.
 
-use super::attrs::{read_attrs, read_code_attrs, read_record_attrs, Attrs, Str};
+use super::attrs::{Attrs, Dies, Str};
 use super::{Dwarf, Slice, Unit};
 use crate::structs::types::RecordKind;
 use anyhow::Result;
@@ -154,12 +154,15 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         stack: Vec::new(),
         scopes: Vec::new(),
         open: Vec::new(),
+        outermost: None,
+        parked: Vec::new(),
+        parked_records: Vec::new(),
         declared: Vec::new(),
         defined: Vec::new(),
     };
-    let mut entries = unit.entries_raw(None)?;
+    let mut entries = Dies::new(unit)?;
     while !entries.is_empty() {
-        let offset = entries.next_offset().0 as u64;
+        let offset = entries.next_offset() as u64;
         let Some(abbrev) = entries.read_abbreviation()? else {
             if let Some(Ctx::Record(i)) = r.stack.pop() {
                 r.close(i);
@@ -168,13 +171,13 @@ pub(super) fn read_table<'a>(dwarf: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Table
         };
         let parent = r.stack.last().copied();
         let next = if matches!(parent, Some(Ctx::Skip)) {
-            entries.skip_attributes(abbrev.attributes())?;
+            entries.skip(abbrev)?;
             Ctx::Skip
         } else {
             match r.entry(&mut entries, abbrev, offset, parent)? {
                 Step::Open(ctx) => ctx,
                 Step::Jump(sibling) => {
-                    entries = unit.entries_raw(Some(gimli::UnitOffset(sibling as usize)))?;
+                    entries.seek(sibling as usize)?;
                     continue;
                 }
             }
@@ -209,9 +212,15 @@ struct TableReader<'a, 'd> {
     stack: Vec<Ctx>,
     /// The names of the namespaces met (`Ctx::Scope`).
     scopes: Vec<String>,
-    /// The members of the records still open, innermost last, each record's from
-    /// the start its `Record::members` holds until `close` moves them to the table.
+    /// The outermost open record: its members go straight to the table, in one run.
+    outermost: Option<usize>,
+    /// The members of the records open inside it, innermost last, each record's from
+    /// the start its `Record::members` holds until `close` parks them.
     open: Vec<MemberNode<'a>>,
+    /// The members of the records closed inside the outermost one, and those
+    /// records: they move to the table after its members when it closes.
+    parked: Vec<MemberNode<'a>>,
+    parked_records: Vec<usize>,
     /// Namespace-scope variables with a type, by DIE offset (declarations among
     /// them), and definitions that take their type from one (DW_AT_specification).
     declared: Vec<(u64, u64)>,
@@ -222,7 +231,7 @@ impl<'a> TableReader<'a, '_> {
     /// Read one DIE whose parent is not skipped.
     fn entry(
         &mut self,
-        entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+        entries: &mut Dies<'a, '_>,
         abbrev: &gimli::Abbreviation,
         offset: u64,
         parent: Option<Ctx>,
@@ -233,11 +242,11 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_partial_unit
             | dw::DW_TAG_skeleton_unit
             | dw::DW_TAG_type_unit => {
-                entries.skip_attributes(abbrev.attributes())?;
+                entries.skip(abbrev)?;
                 Ctx::Scope(None)
             }
             dw::DW_TAG_namespace => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.scopes.push(
                     a.name
                         .map(|n| resolve(self.dwarf, self.unit, n))
@@ -246,12 +255,12 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Scope(Some(self.scopes.len() - 1))
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => {
-                let a = read_record_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, true)?;
                 Ctx::Record(self.record(tag, a, offset))
             }
             dw::DW_TAG_member | dw::DW_TAG_inheritance => match parent {
                 Some(Ctx::Record(r)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     self.member(r, tag, a);
                     Ctx::Skip
                 }
@@ -259,7 +268,7 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_variable => match parent {
                 Some(Ctx::Scope(_)) => {
-                    let (a, code) = read_code_attrs(entries, abbrev)?;
+                    let (a, code) = entries.code_attrs(abbrev)?;
                     if let Some(ty) = a.ty {
                         self.declared.push((offset, ty));
                     }
@@ -278,7 +287,7 @@ impl<'a> TableReader<'a, '_> {
                 _ => return self.other(entries, abbrev, offset),
             },
             dw::DW_TAG_base_type | dw::DW_TAG_unspecified_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.push(offset, scalar(tag, a));
                 Ctx::Skip
             }
@@ -286,7 +295,7 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_reference_type
             | dw::DW_TAG_rvalue_reference_type
             | dw::DW_TAG_ptr_to_member_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.push(offset, pointer(tag, a));
                 Ctx::Skip
             }
@@ -295,12 +304,12 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_restrict_type
             | dw::DW_TAG_atomic_type
             | dw::DW_TAG_immutable_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 self.push(offset, qualifier(tag, a));
                 Ctx::Skip
             }
             dw::DW_TAG_typedef => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let node = Node::Typedef {
                     name: a.name.unwrap_or(Str::Bytes(b"?")),
                     target: a.ty,
@@ -310,7 +319,7 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Skip
             }
             dw::DW_TAG_array_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let node = Node::Array {
                     elem: a.ty,
                     dims: Vec::new(),
@@ -318,7 +327,7 @@ impl<'a> TableReader<'a, '_> {
                 Ctx::Array(self.push(offset, node))
             }
             dw::DW_TAG_enumeration_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let anonymous = a.name.is_none();
                 let node = Node::Enum {
                     name: a.name,
@@ -334,7 +343,7 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_enumerator => match parent {
                 Some(Ctx::Enum(i)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     if let (Some(name), Node::Enum { enumerators, .. }) =
                         (a.name, &mut self.t.nodes[i])
                     {
@@ -346,14 +355,14 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_subrange_type => match parent {
                 Some(Ctx::Array(i)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     self.dimension(i, &a);
                     Ctx::Skip
                 }
                 _ => return self.other(entries, abbrev, offset),
             },
             dw::DW_TAG_subroutine_type => {
-                let a = read_attrs(entries, abbrev)?;
+                let a = entries.attrs(abbrev, false)?;
                 let node = Node::Function {
                     ret: a.ty,
                     params: Vec::new(),
@@ -364,7 +373,7 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters => match parent {
                 Some(Ctx::Function(i)) => {
-                    let a = read_attrs(entries, abbrev)?;
+                    let a = entries.attrs(abbrev, false)?;
                     if let Node::Function {
                         params, varargs, ..
                     } = &mut self.t.nodes[i]
@@ -398,7 +407,14 @@ impl<'a> TableReader<'a, '_> {
             _ => RecordKind::Struct,
         };
         let scope = self.scope();
-        let start = self.open.len();
+        let i = self.t.nodes.len();
+        let start = match self.outermost {
+            None => {
+                self.outermost = Some(i);
+                self.t.members.len()
+            }
+            Some(_) => self.open.len(),
+        };
         self.push(
             offset,
             Node::Record(Box::new(Record {
@@ -425,7 +441,12 @@ impl<'a> TableReader<'a, '_> {
         }
         if let Node::Record(rec) = &mut self.t.nodes[r] {
             rec.members.end += 1;
-            self.open.push(MemberNode {
+            let to = if self.outermost == Some(r) {
+                &mut self.t.members
+            } else {
+                &mut self.open
+            };
+            to.push(MemberNode {
                 name: a.name,
                 ty: a.ty,
                 location: a.location,
@@ -443,13 +464,25 @@ impl<'a> TableReader<'a, '_> {
         }
     }
 
-    /// Record `i`'s children are read: its members move from `open` to the table.
+    /// Record `i`'s children are read. The outermost record's members are in the
+    /// table already, and the members parked inside it follow them; an inner
+    /// record's members are parked (so the outermost record's stay in one run).
     fn close(&mut self, i: usize) {
-        if let Node::Record(rec) = &mut self.t.nodes[i] {
-            let start = rec.members.start.min(self.open.len());
+        if self.outermost == Some(i) {
+            self.outermost = None;
             let at = self.t.members.len();
-            self.t.members.extend(self.open.drain(start..));
-            rec.members = at..self.t.members.len();
+            self.t.members.append(&mut self.parked);
+            for r in std::mem::take(&mut self.parked_records) {
+                if let Node::Record(rec) = &mut self.t.nodes[r] {
+                    rec.members = rec.members.start + at..rec.members.end + at;
+                }
+            }
+        } else if let Node::Record(rec) = &mut self.t.nodes[i] {
+            let start = rec.members.start.min(self.open.len());
+            let at = self.parked.len();
+            self.parked.extend(self.open.drain(start..));
+            rec.members = at..self.parked.len();
+            self.parked_records.push(i);
         }
     }
 
@@ -468,13 +501,13 @@ impl<'a> TableReader<'a, '_> {
     /// gave DW_AT_sibling, else skip it entry by entry.
     fn other(
         &mut self,
-        entries: &mut gimli::EntriesRaw<'_, '_, Slice<'a>>,
+        entries: &mut Dies<'a, '_>,
         abbrev: &gimli::Abbreviation,
         offset: u64,
     ) -> Result<Step> {
         // Subprograms without children hold no variables to map lock sites with.
         if abbrev.has_children() && abbrev.tag() == dw::DW_TAG_subprogram {
-            let (a, code) = read_code_attrs(entries, abbrev)?;
+            let (a, code) = entries.code_attrs(abbrev)?;
             if code.low_pc.is_some() || code.ranges.is_some() {
                 self.t.functions.push(Function {
                     offset,
@@ -487,7 +520,7 @@ impl<'a> TableReader<'a, '_> {
                 return Ok(Step::Jump(sibling));
             }
         } else {
-            entries.skip_attributes(abbrev.attributes())?;
+            entries.skip(abbrev)?;
         }
         Ok(Step::Open(Ctx::Skip))
     }
