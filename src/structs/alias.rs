@@ -9,7 +9,7 @@
 //! `LOOKBACK` instructions; a `lea k(%base),%r` or `mov %base,%r` counts when
 //! nothing after it writes `%r` before the site.
 
-use super::write::{dwarf_register, falls_through, full, writes};
+use super::write::{dwarf_register, effect, falls_through, full, Effect};
 use iced_x86::{Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 
 /// Instructions looked back over from a site.
@@ -17,17 +17,19 @@ const LOOKBACK: usize = 24;
 
 /// The registers that hold `base` plus a constant at `code[at]` (DWARF register,
 /// constant, the address of the instruction that set it), nearest first;
-/// `joins(k)`: control joins at `code[k]` from elsewhere.
+/// `joins(k)`: control joins at `code[k]` from elsewhere; `effects`: what each
+/// instruction writes, when worked out already (else each is looked up).
 pub(super) fn aliases(
     code: &[Instruction],
     at: usize,
     base: Register,
     joins: impl Fn(usize) -> bool,
-    factory: &mut InstructionInfoFactory,
+    (effects, factory): (&[Effect], &mut InstructionInfoFactory),
 ) -> Vec<(u16, i64, u64)> {
     let mut out = Vec::new();
-    // The registers written between the instruction looked at and the site.
-    let mut written: Vec<Register> = Vec::new();
+    // The registers (a bit per DWARF number) written between the instruction
+    // looked at and the site; a call writes the caller-saved ones.
+    let mut written = 0u16;
     let mut k = at;
     for _ in 0..LOOKBACK {
         if k == 0 || joins(k) {
@@ -38,43 +40,24 @@ pub(super) fn aliases(
         if !falls_through(i) {
             break;
         }
+        let e = effects
+            .get(k)
+            .copied()
+            .unwrap_or_else(|| effect(i, factory));
         if let Some((to, plus)) = copy_of(i, base) {
-            if to != base && !written.contains(&to) {
-                if let Some(r) = dwarf_register(to) {
+            if let Some(r) = dwarf_register(to).filter(|&r| r < 16) {
+                if to != base && written & (1 << r) == 0 {
                     out.push((r, plus, i.ip()));
                 }
             }
         }
-        if writes(i, base, factory) {
+        if e.unknown || e.writes(base) {
             break;
         }
-        for r in GENERAL {
-            if !written.contains(&r) && writes(i, r, factory) {
-                written.push(r);
-            }
-        }
+        written |= e.defines | e.maybe;
     }
     out
 }
-
-/// The 64-bit general registers but `%rsp`.
-const GENERAL: [Register; 15] = [
-    Register::RAX,
-    Register::RCX,
-    Register::RDX,
-    Register::RBX,
-    Register::RBP,
-    Register::RSI,
-    Register::RDI,
-    Register::R8,
-    Register::R9,
-    Register::R10,
-    Register::R11,
-    Register::R12,
-    Register::R13,
-    Register::R14,
-    Register::R15,
-];
 
 /// `lea k(%base),%r` (no index) or `mov %base,%r`, 64 bits wide: (`%r`, k).
 fn copy_of(i: &Instruction, base: Register) -> Option<(Register, i64)> {
@@ -117,7 +100,7 @@ mod tests {
         ]);
         let mut f = InstructionInfoFactory::new();
         assert_eq!(
-            aliases(&code, 2, Register::RDI, |_| false, &mut f),
+            aliases(&code, 2, Register::RDI, |_| false, (&[], &mut f)),
             vec![(1, 0x80, 0x1000)]
         );
         // mov %rdi,%rbx; lea -0x40(%rdi),%rdx; mov $1,%edx (rdx overwritten); site
@@ -128,17 +111,17 @@ mod tests {
             0xf0, 0x0f, 0xc1, 0x47, 0xc0, // lock xadd %eax,-0x40(%rdi)
         ]);
         assert_eq!(
-            aliases(&code, 3, Register::RDI, |_| false, &mut f),
+            aliases(&code, 3, Register::RDI, |_| false, (&[], &mut f)),
             vec![(3, 0, 0x1000)]
         );
         // A join at the site's instruction: nothing before it counts.
-        assert!(aliases(&code, 3, Register::RDI, |k| k == 3, &mut f).is_empty());
+        assert!(aliases(&code, 3, Register::RDI, |k| k == 3, (&[], &mut f)).is_empty());
         // The base written after the copy: the copy holds an older value.
         let code = decode(&[
             0x48, 0x89, 0xfb, // mov %rdi,%rbx
             0x48, 0x83, 0xc7, 0x08, // add $8,%rdi
             0xf0, 0xff, 0x07, // lock incl (%rdi)
         ]);
-        assert!(aliases(&code, 2, Register::RDI, |_| false, &mut f).is_empty());
+        assert!(aliases(&code, 2, Register::RDI, |_| false, (&[], &mut f)).is_empty());
     }
 }

@@ -33,7 +33,7 @@ pub(super) use super::write::PerCpu;
 use super::write::{
     dwarf_register, effects, falls_through, full, jump_target, write_of, writes, Effect, Write,
 };
-use iced_x86::{Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 use std::cell::{Cell, OnceCell};
 
 /// A range of code to decode: one function, or a whole section without symbols.
@@ -149,7 +149,7 @@ pub(super) fn chains(
                 (site.chain, site.paths) = walk.chain(at, base, &mut factory);
                 if !site.plain {
                     let joins = |k: usize| !walk.sources(k).is_empty();
-                    site.aliases = aliases(code, at, base, joins, &mut factory);
+                    site.aliases = aliases(code, at, base, joins, (walk.effects, &mut factory));
                 }
             }
         }
@@ -192,6 +192,31 @@ impl Walk<'_> {
         r < 16 && self.kept & (1 << r) != 0
     }
 
+    /// Whether `code[k]` writes `register` (see `write::writes`): from the
+    /// function's effects when worked out (whole functions), else looked up.
+    fn writes_at(
+        &self,
+        k: usize,
+        register: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> bool {
+        let i = &self.code[k];
+        match self.effects.get(k) {
+            Some(e) if i.flow_control() != FlowControl::Call => e.writes(register),
+            _ => writes(i, register, factory),
+        }
+    }
+
+    /// Whether any of `code[from..=to]` writes `register`.
+    fn any_writes(
+        &self,
+        (from, to): (usize, usize),
+        register: Register,
+        factory: &mut InstructionInfoFactory,
+    ) -> bool {
+        (from..=to).any(|k| self.writes_at(k, register, factory))
+    }
+
     /// The instructions jumping to `code[at]`.
     fn sources(&self, at: usize) -> &[(u64, usize)] {
         let ip = self.code[at].ip();
@@ -210,9 +235,7 @@ impl Walk<'_> {
             from != usize::MAX
                 && from >= at
                 && from - at <= 4 * LOOKBACK
-                && !self.code[at..=from]
-                    .iter()
-                    .any(|i| writes(i, register, factory))
+                && !self.any_writes((at, from), register, factory)
         });
         !loops_only || at == 0 || !falls_through(&self.code[at - 1])
     }
@@ -259,9 +282,8 @@ impl Walk<'_> {
             over_join = false;
             at -= 1;
             *looked += 1;
-            let i = &self.code[at];
-            if writes(i, register, factory) {
-                return Some(Some((at, write_of(i, register))));
+            if self.writes_at(at, register, factory) {
+                return Some(Some((at, write_of(&self.code[at], register))));
             }
         }
     }
@@ -734,9 +756,7 @@ impl Walk<'_> {
             // can agree with the other ways.
             let alone = from >= head
                 && from - head <= 4 * LOOKBACK
-                && !self.code[head..=from]
-                    .iter()
-                    .any(|i| writes(i, register, factory));
+                && !self.any_writes((head, from), register, factory);
             if !alone {
                 ways.push(from);
             }

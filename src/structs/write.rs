@@ -241,7 +241,7 @@ pub(super) fn effects(
 }
 
 /// What `i` defines (see `Effect`).
-fn effect(i: &Instruction, factory: &mut InstructionInfoFactory) -> Effect {
+pub(super) fn effect(i: &Instruction, factory: &mut InstructionInfoFactory) -> Effect {
     if i.is_invalid() {
         return Effect {
             unknown: true,
