@@ -93,6 +93,14 @@ pub(super) fn chains(
             .map(|&t| (t, usize::MAX)),
     );
     jumps.sort_unstable();
+    // Which instructions some jump goes to, so that most steps of a walk need no
+    // search of `jumps`.
+    let mut targets = vec![false; code.len()];
+    for &(t, _) in &jumps {
+        if let Ok(k) = code.binary_search_by_key(&t, |i| i.ip()) {
+            targets[k] = true;
+        }
+    }
     let mut factory = InstructionInfoFactory::new();
     let hot = Part {
         address: chunk.address,
@@ -116,6 +124,7 @@ pub(super) fn chains(
         kept,
         code,
         jumps: &jumps,
+        targets: &targets,
         entry: chunk.entry,
         per_cpu: chunk.per_cpu,
         escapes: stack_escapes(code),
@@ -163,6 +172,8 @@ struct Walk<'c> {
     /// Branch targets inside the chunk and the instruction jumping there, sorted:
     /// control joins there from elsewhere.
     jumps: &'c [(u64, usize)],
+    /// Whether a jump in `jumps` goes to each instruction of `code`.
+    targets: &'c [bool],
     entry: bool,
     per_cpu: PerCpu,
     /// The chunk's stack addresses escape (`spill::stack_escapes`).
@@ -219,6 +230,9 @@ impl Walk<'_> {
 
     /// The instructions jumping to `code[at]`.
     fn sources(&self, at: usize) -> &[(u64, usize)] {
+        if !self.targets.get(at).copied().unwrap_or(true) {
+            return &[];
+        }
         let ip = self.code[at].ip();
         let lo = self.jumps.partition_point(|j| j.0 < ip);
         let hi = self.jumps.partition_point(|j| j.0 <= ip);
