@@ -227,11 +227,10 @@ impl Descent {
         };
         // An array that is no record's member (a variable): spelled from itself.
         let Some(a) = self.anchors.iter().rev().find(|a| a.seg <= u) else {
-            return Some((format!("{}[]", path(&self.segs[..u], None)), size));
+            return Some((path(&self.segs[..=u], None), size));
         };
         let name = a.key.rsplit_once('#').map_or(a.key.as_str(), |k| k.0);
-        let mut p = path(&self.segs[a.seg..u], None);
-        p.push_str("[]");
+        let p = path(&self.segs[a.seg..=u], None);
         Some((format!("{name}.{p}"), size))
     }
 
@@ -254,21 +253,7 @@ impl Descent {
     /// The path from the type descended to the scalar (`[3]`, `a.b`, `[]` for an
     /// unknown index; empty for the type itself).
     pub(super) fn path(&self) -> String {
-        let mut p = String::new();
-        for s in &self.segs {
-            match s {
-                Seg::Field(name) if name.is_empty() => {}
-                Seg::Field(name) => {
-                    if !p.is_empty() {
-                        p.push('.');
-                    }
-                    p.push_str(name);
-                }
-                Seg::Index { unknown: true, .. } => p.push_str("[]"),
-                Seg::Index { index, .. } => p.push_str(&format!("[{index}]")),
-            }
-        }
-        p
+        path(&self.segs, None)
     }
 
     pub(super) fn operand(&mut self, size: u64) {
@@ -332,7 +317,8 @@ pub(super) fn registrations(d: &Descent, mapping: Mapping) -> Vec<LockUse> {
     out
 }
 
-/// `a.b[3].c`, with the segment `(k, i)` spelled as index `i`.
+/// `a.b[3].c`, with the segment `(k, i)` spelled as index `i`, and an unknown
+/// index no `replace` names as `[]`.
 fn path(segs: &[Seg], replace: Option<(usize, u64)>) -> String {
     let mut p = String::new();
     for (k, s) in segs.iter().enumerate() {
@@ -346,13 +332,11 @@ fn path(segs: &[Seg], replace: Option<(usize, u64)>) -> String {
                 }
                 p.push_str(name);
             }
-            Seg::Index { index, .. } => {
-                let i = match replace {
-                    Some((at, i)) if at == k => i,
-                    _ => *index,
-                };
-                p.push_str(&format!("[{i}]"));
-            }
+            Seg::Index { index, unknown, .. } => match replace {
+                Some((at, i)) if at == k => p.push_str(&format!("[{i}]")),
+                _ if *unknown => p.push_str("[]"),
+                _ => p.push_str(&format!("[{index}]")),
+            },
         }
     }
     p
