@@ -480,4 +480,16 @@ fn sites_map_through_the_functions_variables_global_arrays_and_other_registers()
     assert_eq!(l["members"][0], "info.busy", "{l}");
     assert!(l["via"].as_str().unwrap().contains("inlined `INFO`"), "{l}");
     assert_eq!(site(&r, "lockraw")["outcome"], "scalar-variable");
+    // bump_first: `mov (%rdi),%rax; lock addq $1,0x8(%rax)`, %rdi a `struct box **`.
+    let body = b.body("bump_first");
+    assert!(
+        body.lines()
+            .any(|l| l.contains("lock add") && l.contains("0x8(%r")),
+        "bump_first:\n{body}"
+    );
+    let f = site(&r, "bump_first");
+    assert_eq!(f["outcome"], "exact", "{f}");
+    assert_eq!(f["members"][0], "box.hits", "{f}");
+    // claim: the locked word is the `struct box *` itself, in no record.
+    assert_eq!(site(&r, "claim")["outcome"], "scalar-variable");
 }

@@ -39,7 +39,7 @@ impl<'a> Builder<'a, '_> {
                 let Some(t) = self.var_type(v, &mut ctx.origins) else {
                     continue;
                 };
-                let Some(record) = self.pointee(t) else {
+                let Some(pointee) = self.pointee(t).or_else(|| self.loaded_pointer(t, ctx)) else {
                     pick.scalar();
                     continue;
                 };
@@ -54,8 +54,8 @@ impl<'a> Builder<'a, '_> {
                         k => format!(" + {k}"),
                     }
                 ));
-                let inside = self.holds(record, at.wrapping_add(want));
-                if let Some(h) = pick.offer(Held::Points(record, at, via), inside) {
+                let inside = self.holds(pointee, at.wrapping_add(want));
+                if let Some(h) = pick.offer(Held::Points(pointee, at, via), inside) {
                     return h;
                 }
             }

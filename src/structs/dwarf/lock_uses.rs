@@ -187,6 +187,9 @@ pub(super) struct Ctx<'i> {
     /// The inlined subroutines of the function last asked about (`inlined`): its
     /// DIE offset, and each range with its abstract origin.
     pub(super) inlined: (Option<u64>, Vec<(u64, u64, u64)>),
+    /// The level being traced is read for a pointer (a `Link::Load`'s next level):
+    /// a variable there of type `T **` says the load reads a `T *`.
+    pub(super) loaded: bool,
 }
 
 impl<'a> Builder<'a, '_> {

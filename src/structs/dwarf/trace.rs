@@ -5,7 +5,8 @@
 //! variable (by address: one the unit defines, else the one the symbol table names
 //! there if the unit declares it), or the register's value on entry (`entry`: a
 //! variable DWARF gives as it, else, inferred, the parameter the ABI passes in
-//! it). At a join point (`Link::Join`) every way in is traced, and the value is
+//! it). A level a `Load` reads a pointer from may be a `T **` variable: what it
+//! loads is a `T *` (`Ctx::loaded`). At a join point (`Link::Join`) every way in is traced, and the value is
 //! known only when all of them say the same type, offset and mapping; or,
 //! inferred, when they differ only by a tagged pointer (`page_folio`: the page,
 //! or its `compound_head` less the tag bit). A reload from a stack slot is what
@@ -127,7 +128,11 @@ impl<'a> Builder<'a, '_> {
                     displacement,
                     load_index,
                 } => {
-                    let inner = self.trace(&links[k + 1..], paths, displacement, frames, ctx)?;
+                    // The next level is read for a pointer: a `T **` there says what.
+                    let was = std::mem::replace(&mut ctx.loaded, true);
+                    let inner = self.trace(&links[k + 1..], paths, displacement, frames, ctx);
+                    ctx.loaded = was;
+                    let inner = inner?;
                     let at = inner.offset.wrapping_add(displacement);
                     let unknown = inner.unknown || load_index;
                     let inside = u64::try_from(at)
@@ -413,8 +418,9 @@ impl<'a> Builder<'a, '_> {
                     (t, k.wrapping_neg())
                 } else {
                     // The register is the variable's value minus `k`.
-                    match self.pointee(t) {
-                        Some(record) => (record, k.wrapping_neg()),
+                    // (A `T **` in a level read for a pointer: the `T *`.)
+                    match self.pointee(t).or_else(|| self.loaded_pointer(t, ctx)) {
+                        Some(pointee) => (pointee, k.wrapping_neg()),
                         None => {
                             pick.scalar();
                             continue;
@@ -428,6 +434,13 @@ impl<'a> Builder<'a, '_> {
             }
         }
         pick.done()
+    }
+
+    /// For a pointer to a pointer (`T **`) in a level read for a pointer
+    /// (`Ctx::loaded`): the `T *` it points to, which the load reads.
+    pub(super) fn loaded_pointer(&self, ty: usize, ctx: &Ctx<'_>) -> Option<usize> {
+        let r = self.pointee_any(ty).filter(|_| ctx.loaded)?;
+        matches!(self.t.nodes[r], Node::Pointer { .. }).then_some(r)
     }
 
     /// Whether byte `at` of a `ty` is inside it.
@@ -508,7 +521,8 @@ impl<'a> Builder<'a, '_> {
             }
             ty = Some(t);
         }
-        self.pointee(ty?)
+        let ty = ty?;
+        self.pointee(ty).or_else(|| self.loaded_pointer(ty, ctx))
     }
 
     /// The names of the records the variables in scope point to (or are): the
