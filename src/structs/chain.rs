@@ -34,7 +34,7 @@ use super::write::{
     dwarf_register, effects, falls_through, full, jump_target, write_of, writes, Effect, Write,
 };
 use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 
 /// A range of code to decode: one function, or a whole section without symbols.
 pub(super) struct Chunk<'a> {
@@ -139,6 +139,7 @@ pub(super) fn chains(
         effects: &effects,
         reach: OnceCell::new(),
         stores: Cell::new(false),
+        heads: RefCell::new(Vec::new()),
         function: (&hot, cold, chunk.whole, foreign, outside),
     };
     for site in &mut sites {
@@ -191,6 +192,9 @@ struct Walk<'c> {
     stores: Cell<bool>,
     /// What each instruction of the function writes (`reach::effects`).
     effects: &'c [Effect],
+    /// The join points whose ways the walk is in (instruction, register, offset):
+    /// a way that comes round to one again says so (`Link::Again`).
+    heads: RefCell<Vec<(usize, Register, i64)>>,
     /// The registers (a bit per DWARF number) no instruction of the whole function
     /// writes: they hold their entry values throughout (`Link::Entry::kept`).
     kept: u16,
@@ -754,6 +758,15 @@ impl Walk<'_> {
     ) -> Option<Link> {
         let (head, register) = (here.at, here.register);
         let r = dwarf_register(register)?;
+        let key = (head, register, here.offset);
+        if !here.index && self.heads.borrow().contains(&key) {
+            // Round a loop to a join already being walked.
+            return Some(Link::Again {
+                address: self.code[head].ip(),
+                register: r,
+                offset: here.offset,
+            });
+        }
         if joins >= JOINS || head == 0 {
             return None;
         }
@@ -781,6 +794,7 @@ impl Walk<'_> {
             return None;
         }
         let mut found = Vec::with_capacity(count);
+        self.heads.borrow_mut().push(key);
         for from in ways {
             // The value at the jump is the value at the join.
             let mut links = vec![Link::Register {
@@ -801,6 +815,7 @@ impl Walk<'_> {
             self.level(here, joins + 1, &mut links, paths, factory);
             found.push(links);
         }
+        self.heads.borrow_mut().pop();
         let first = u32::try_from(paths.len()).ok()?;
         paths.extend(found);
         Some(Link::Join {

@@ -317,6 +317,14 @@ pub enum Link {
         first: u32,
         count: u32,
     },
+    /// The level's value is what it is at the join point `address` that the walk
+    /// back over one of its ways has come round to again (a loop's head), for
+    /// `register` + `offset`: the value being worked out there (`Link::Join`).
+    Again {
+        address: u64,
+        register: u16,
+        offset: i64,
+    },
     /// The rest of the chain is a reload from a stack slot that a register was
     /// spilled to (`structs::spill`); when the slot's memory says nothing, the
     /// level's value is that register's (`LockSite::paths[way]`).

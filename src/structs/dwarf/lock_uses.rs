@@ -24,7 +24,7 @@ use super::container::Holders;
 use super::table::{Function, Node};
 use super::{Outcome, Slice, UnitLocks};
 use crate::structs::cfa::Cfa;
-use crate::structs::types::{LockSite, Unmapped};
+use crate::structs::types::{LockSite, Mapping, Unmapped};
 use gimli::{constants as dw, AttributeValue, Operation, UnitOffset};
 use std::collections::HashMap;
 
@@ -190,7 +190,18 @@ pub(super) struct Ctx<'i> {
     /// The level being traced is read for a pointer (a `Link::Load`'s next level):
     /// a variable there of type `T **` says the load reads a `T *`.
     pub(super) loaded: bool,
+    /// The joins at loop heads being traced (`join`), innermost last.
+    pub(super) loops: Vec<Loop>,
 }
+
+/// A join at a loop's head being traced: its address with the register the level
+/// is in there and its offset; once the ways that do not come round the loop
+/// agree, what they say the value is (type, offset, unknown index, mapping,
+/// stride).
+pub(super) type Loop = (
+    (u64, u16, i64),
+    Option<(usize, i64, bool, Mapping, Option<i64>)>,
+);
 
 impl<'a> Builder<'a, '_> {
     /// Map the lock sites that fall in this unit's functions and globals.

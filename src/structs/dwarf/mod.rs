@@ -20,6 +20,7 @@ mod entry;
 mod global_uses;
 mod identity;
 mod inlined;
+mod join;
 mod load;
 mod lock_uses;
 mod members;

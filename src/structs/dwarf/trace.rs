@@ -65,6 +65,7 @@ impl Pick {
 
 /// A pointer value traced: to byte `offset` of a `ty` (any type `descend` starts
 /// from), `unknown` when an index of unknown stride was added to it.
+#[derive(Clone)]
 pub(super) struct Traced {
     pub(super) ty: usize,
     pub(super) offset: i64,
@@ -234,9 +235,19 @@ impl<'a> Builder<'a, '_> {
                 } => {
                     // A variable in a register on the way here that points to no
                     // record says more than a join that cannot be traced.
+                    // The register the level is in at the join, for a loop round it.
+                    let at_join = match k.checked_sub(1).map(|p| &links[p]) {
+                        Some(&Link::Register {
+                            address: a,
+                            register,
+                            offset,
+                            index: false,
+                        }) if a == address => Some((register, offset)),
+                        _ => None,
+                    };
                     return self
                         .join(
-                            address,
+                            (address, at_join),
                             (first, count),
                             stride,
                             paths,
@@ -244,6 +255,16 @@ impl<'a> Builder<'a, '_> {
                             frames,
                             ctx,
                         )
+                        .map_err(|e| if scalar { Unmapped::ScalarVariable } else { e });
+                }
+                Link::Again {
+                    address,
+                    register,
+                    offset,
+                } => {
+                    // Round a loop: the value the join being traced is taken as.
+                    return self
+                        .again((address, register, offset), stride, ctx)
                         .map_err(|e| if scalar { Unmapped::ScalarVariable } else { e });
                 }
                 Link::Returned {
@@ -301,59 +322,6 @@ impl<'a> Builder<'a, '_> {
         } else {
             Unmapped::UntrackedBase
         })
-    }
-
-    /// The value at a join point (`Link::Join`): what every way in says, when
-    /// they all say the same; `stride`: an induction found after the join.
-    #[allow(clippy::too_many_arguments)]
-    fn join(
-        &mut self,
-        address: u64,
-        (first, count): (u32, u32),
-        stride: Option<i64>,
-        paths: &[Vec<Link>],
-        displacement: i64,
-        frames: &[Frame<'a>],
-        ctx: &mut Ctx<'_>,
-    ) -> Result<Traced, Unmapped> {
-        let ways = paths
-            .get(first as usize..first as usize + count as usize)
-            .ok_or(Unmapped::UntrackedBase)?;
-        let mut agreed: Option<Traced> = None;
-        let mut failed = None;
-        for way in ways {
-            let t = match self.trace(way, paths, displacement, frames, ctx) {
-                Ok(t) => t,
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            };
-            match &agreed {
-                None => agreed = Some(t),
-                Some(a) if same(a, &t) && a.mapping == t.mapping => {}
-                Some(_) => {
-                    failed = Some(Unmapped::UntrackedBase);
-                    break;
-                }
-            }
-        }
-        let mut t = match failed {
-            None => {
-                let mut t = agreed.ok_or(Unmapped::UntrackedBase)?;
-                let join = format!("the same on all {count} ways into {address:#x}");
-                t.via = evidence([Some(join), t.via]);
-                t
-            }
-            Some(e) => self
-                .tagged(address, ways, paths, displacement, frames, ctx)
-                .ok_or(e)?,
-        };
-        t.stride = match (t.stride, stride) {
-            (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
-            (a, b) => a.or(b),
-        };
-        Ok(t)
     }
 
     /// What the variable whose location at `pc` is `register` (innermost scope
