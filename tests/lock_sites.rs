@@ -492,4 +492,22 @@ fn sites_map_through_the_functions_variables_global_arrays_and_other_registers()
     assert_eq!(f["members"][0], "box.hits", "{f}");
     // claim: the locked word is the `struct box *` itself, in no record.
     assert_eq!(site(&r, "claim")["outcome"], "scalar-variable");
+    // bump_checked: the range-less `typecheck` block hides nothing after it.
+    let c = site(&r, "bump_checked");
+    assert_eq!(c["outcome"], "exact", "{c}");
+    assert_eq!(c["members"][0], "gauge.level", "{c}");
+    // fill: the inlined helper's record, refined by the chain behind it.
+    let body = b.body("fill");
+    assert!(body.contains("add    $0x10,%rdi"), "fill:\n{body}");
+    let f = site(&r, "fill");
+    assert_eq!(f["outcome"], "exact", "{f}");
+    assert_eq!(f["members"][0], "tank.g.level", "{f}");
+    assert_eq!(f["members"][1], "gauge.level", "{f}");
+    // touch_all: `mov (%rdi),%rdi` round the loop; the entry says `struct node *`.
+    let body = b.body("touch_all");
+    assert!(body.contains("mov    (%rdi),%rdi"), "touch_all:\n{body}");
+    let t = site(&r, "touch_all");
+    assert_eq!(t["outcome"], "exact", "{t}");
+    assert_eq!(t["members"][0], "node.hits", "{t}");
+    assert!(t["via"].as_str().unwrap().contains("round a loop"), "{t}");
 }

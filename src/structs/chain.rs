@@ -255,7 +255,22 @@ impl Walk<'_> {
                 && from - at <= 4 * LOOKBACK
                 && !self.any_writes((at, from), register, factory)
         });
-        !loops_only || at == 0 || !falls_through(&self.code[at - 1])
+        !loops_only || !self.falls_into(at)
+    }
+
+    /// Whether control falls into `code[at]` from the code before it: not when
+    /// that is padding (`nop`s no jump goes to) after an instruction that does
+    /// not fall through (`jmp` to a loop's test, then the aligned loop head).
+    fn falls_into(&self, at: usize) -> bool {
+        let mut k = at;
+        while k > 0 {
+            k -= 1;
+            let i = &self.code[k];
+            if i.mnemonic() != Mnemonic::Nop || self.targets.get(k).copied().unwrap_or(true) {
+                return falls_through(i);
+            }
+        }
+        false
     }
 
     /// The last instruction before `code[at]` on the straight-line path that wrote
@@ -788,13 +803,18 @@ impl Walk<'_> {
                 ways.push(from);
             }
         }
-        let falls = falls_through(&self.code[head - 1]);
+        let falls = self.falls_into(head);
         let count = ways.len() + usize::from(falls);
         if count == 0 || count > WAYS {
             return None;
         }
         let mut found = Vec::with_capacity(count);
-        self.heads.borrow_mut().push(key);
+        // A join of one way is the code before it: a loop is solved at the join
+        // where the way round it meets another.
+        let head_of_ways = count > 1;
+        if head_of_ways {
+            self.heads.borrow_mut().push(key);
+        }
         for from in ways {
             // The value at the jump is the value at the join.
             let mut links = vec![Link::Register {
@@ -815,7 +835,9 @@ impl Walk<'_> {
             self.level(here, joins + 1, &mut links, paths, factory);
             found.push(links);
         }
-        self.heads.borrow_mut().pop();
+        if head_of_ways {
+            self.heads.borrow_mut().pop();
+        }
         let first = u32::try_from(paths.len()).ok()?;
         paths.extend(found);
         Some(Link::Join {

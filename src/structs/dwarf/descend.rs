@@ -72,6 +72,25 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// Whether the descent to byte `offset` of `outer` passes through an `inner`
+    /// record that starts at byte `start` of it: then a variable pointing into an
+    /// `outer` describes the same word as one pointing into that `inner`, and says
+    /// more about it.
+    pub(super) fn refines(&mut self, outer: usize, offset: u64, inner: usize, start: u64) -> bool {
+        let Node::Record(r) = &self.t.nodes[self.strip(inner)] else {
+            return false;
+        };
+        let (Some(name), Some(size)) = (self.record_name(r), r.size) else {
+            return false;
+        };
+        let key = format!("{name}#{size}");
+        self.descend(outer, offset, false).is_some_and(|d| {
+            d.anchors
+                .iter()
+                .any(|a| a.seg > 0 && a.at == start && a.key == key)
+        })
+    }
+
     /// Follow type `start` down to the scalar at byte `offset`: through record
     /// members (the one that contains the offset; in a union, one whose size fits
     /// best) and arrays (the element at the offset; with `unknown`, the first array

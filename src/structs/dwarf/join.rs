@@ -29,7 +29,11 @@ impl<'a> Builder<'a, '_> {
         let ways = paths
             .get(first as usize..first as usize + count as usize)
             .ok_or(Unmapped::UntrackedBase)?;
-        let key = at_join.map(|(register, offset)| (address, register, offset));
+        // A join of one way is the code before it; a loop is solved where the
+        // way round it meets another.
+        let key = at_join
+            .filter(|_| count > 1)
+            .map(|(register, offset)| (address, register, offset));
         if let Some(key) = key {
             if ctx.loops.iter().any(|(k, _)| *k == key) {
                 return self.again(key, stride, ctx);
@@ -126,7 +130,10 @@ impl<'a> Builder<'a, '_> {
         let count = ways.len();
         let mut t = agreed.ok_or(error.unwrap_or(Unmapped::UntrackedBase))?;
         if failed.is_empty() {
-            let join = format!("the same on all {count} ways into {address:#x}");
+            let join = match count {
+                1 => format!("the one way into {address:#x}"),
+                n => format!("the same on all {n} ways into {address:#x}"),
+            };
             t.via = evidence([Some(join), t.via]);
             return Ok(t);
         }

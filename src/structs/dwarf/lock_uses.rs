@@ -2,7 +2,9 @@
 //! site of one unit to the record member it updates. For a site inside one of the
 //! unit's functions, the variables and parameters of its scopes (the subprogram,
 //! lexical blocks, inlined subroutines, whose variables take their type from
-//! DW_AT_abstract_origin) are searched for one whose location at the site's address
+//! DW_AT_abstract_origin; a lexical block with no ranges is part of the scope
+//! holding it, so the inlined subroutines after it still claim their sites) are
+//! searched for one whose location at the site's address
 //! (DW_AT_location: an expression or a .debug_loc/.debug_loclists list) is the
 //! operand's base register, or a register the base came from along the site's chain
 //! (`trace`); the type found (a pointer to a record, or a record in memory) is then
@@ -328,41 +330,49 @@ impl<'a> Builder<'a, '_> {
         };
         let mut claimed: Vec<usize> = Vec::new();
         let mut inner: Vec<(u64, Vec<usize>)> = Vec::new();
-        let mut children = root.children();
-        while let Some(child) = children.next()? {
-            let e = child.entry();
-            match e.tag() {
-                dw::DW_TAG_formal_parameter | dw::DW_TAG_variable => {
-                    frame.vars.push(Var {
-                        ty: e.attr_value(dw::DW_AT_type)?.and_then(unit_ref),
-                        origin: e.attr_value(dw::DW_AT_abstract_origin)?.and_then(unit_ref),
-                        location: e.attr_value(dw::DW_AT_location)?,
-                        param: e.tag() == dw::DW_TAG_formal_parameter,
-                    });
+        // The scopes whose children are this scope's: itself, and the lexical
+        // blocks with no ranges in it, whose variables' locations say where they
+        // hold and whose own scopes with ranges claim sites like this one's.
+        let mut scopes = vec![offset];
+        while let Some(scope) = scopes.pop() {
+            let mut tree = unit.entries_tree(Some(UnitOffset(scope as usize)))?;
+            let root = tree.root()?;
+            let mut children = root.children();
+            while let Some(child) = children.next()? {
+                let e = child.entry();
+                match e.tag() {
+                    dw::DW_TAG_formal_parameter | dw::DW_TAG_variable => {
+                        frame.vars.push(Var {
+                            ty: e.attr_value(dw::DW_AT_type)?.and_then(unit_ref),
+                            origin: e.attr_value(dw::DW_AT_abstract_origin)?.and_then(unit_ref),
+                            location: e.attr_value(dw::DW_AT_location)?,
+                            param: e.tag() == dw::DW_TAG_formal_parameter,
+                        });
+                    }
+                    dw::DW_TAG_lexical_block | dw::DW_TAG_inlined_subroutine => {
+                        let mut held = Vec::new();
+                        let mut any_range = false;
+                        let mut ranges = self.dwarf.die_ranges(self.unit, e)?;
+                        while let Some(r) = ranges.next()? {
+                            any_range = true;
+                            held.extend(
+                                sites.iter().copied().filter(|&s| {
+                                    (r.begin..r.end).contains(&index.sites[s].address)
+                                }),
+                            );
+                        }
+                        if !any_range && e.tag() == dw::DW_TAG_lexical_block {
+                            scopes.push(e.offset().0 as u64);
+                            continue;
+                        }
+                        held.retain(|s| !claimed.contains(s));
+                        if !held.is_empty() {
+                            claimed.extend_from_slice(&held);
+                            inner.push((e.offset().0 as u64, held));
+                        }
+                    }
+                    _ => {}
                 }
-                dw::DW_TAG_lexical_block | dw::DW_TAG_inlined_subroutine => {
-                    let mut held = Vec::new();
-                    let mut any_range = false;
-                    let mut ranges = self.dwarf.die_ranges(self.unit, e)?;
-                    while let Some(r) = ranges.next()? {
-                        any_range = true;
-                        held.extend(
-                            sites
-                                .iter()
-                                .copied()
-                                .filter(|&s| (r.begin..r.end).contains(&index.sites[s].address)),
-                        );
-                    }
-                    if !any_range && e.tag() == dw::DW_TAG_lexical_block {
-                        held = sites.to_vec();
-                    }
-                    held.retain(|s| !claimed.contains(s));
-                    if !held.is_empty() {
-                        claimed.extend_from_slice(&held);
-                        inner.push((e.offset().0 as u64, held));
-                    }
-                }
-                _ => {}
             }
         }
         frames.push(frame);

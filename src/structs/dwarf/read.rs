@@ -243,7 +243,6 @@ fn merge(
                 },
                 members: uses
                     .iter()
-                    .take(3)
                     .map(|u| {
                         let name = u.record.rsplit_once('#').map_or(u.record.as_str(), |r| r.0);
                         format!("{name}.{}", u.path)

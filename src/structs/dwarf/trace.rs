@@ -110,14 +110,16 @@ impl<'a> Builder<'a, '_> {
                     ctx,
                 ) {
                     Held::Points(ty, at, via) => {
-                        return Ok(Traced {
+                        let t = Traced {
                             ty,
                             offset: at.wrapping_add(offset),
                             unknown: index,
                             mapping: Mapping::Exact,
                             stride,
                             via,
-                        })
+                        };
+                        let rest = &links[k + 1..];
+                        return Ok(self.refined(t, rest, paths, displacement, frames, ctx));
                     }
                     Held::Scalar => scalar = true,
                     Held::Nothing => {}
@@ -338,6 +340,7 @@ impl<'a> Builder<'a, '_> {
         ctx: &mut Ctx<'_>,
     ) -> Held {
         let mut pick = Pick::default();
+        let mut holder: Option<(usize, i64, Option<String>)> = None;
         // DW_OP_fbreg k is in memory at the frame base (a register + b) + k; with
         // DW_OP_call_frame_cfa, the CFA at `pc` from the call frame information.
         let top = frames.first();
@@ -396,12 +399,62 @@ impl<'a> Builder<'a, '_> {
                     }
                 };
                 let inside = self.holds(ty, at.wrapping_add(want));
-                if let Some(h) = pick.offer(Held::Points(ty, at, via), inside) {
-                    return h;
+                if !inside {
+                    pick.offer(Held::Points(ty, at, via), false);
+                    continue;
+                }
+                // An outer variable whose record holds the inner one's where the
+                // operand is says more (`files_struct.count.counter`, not the
+                // inlined `atomic_inc`'s `atomic_t.counter`).
+                let refined = match &holder {
+                    None => true,
+                    Some((inner, inner_at, _)) => {
+                        let (inner, start) = (*inner, at.wrapping_sub(*inner_at));
+                        u64::try_from(at.wrapping_add(want))
+                            .ok()
+                            .zip(u64::try_from(start).ok())
+                            .is_some_and(|(at, start)| self.refines(ty, at, inner, start))
+                    }
+                };
+                if refined {
+                    holder = Some((ty, at, via));
                 }
             }
         }
-        pick.done()
+        match holder {
+            Some((ty, at, via)) => Held::Points(ty, at, via),
+            None => pick.done(),
+        }
+    }
+
+    /// A value a variable describes (`t`), or what the rest of its level's chain
+    /// traces to, when that is a record holding `t`'s at the same place: the
+    /// caller's `struct files_struct *` behind the inlined `atomic_inc`'s
+    /// `atomic_t *v` says more about the same word.
+    fn refined(
+        &mut self,
+        t: Traced,
+        rest: &[Link],
+        paths: &[Vec<Link>],
+        displacement: i64,
+        frames: &[Frame<'a>],
+        ctx: &mut Ctx<'_>,
+    ) -> Traced {
+        if rest.is_empty() || t.unknown || t.stride.is_some() {
+            return t;
+        }
+        let Ok(o) = self.trace(rest, paths, displacement, frames, ctx) else {
+            return t;
+        };
+        if o.mapping != Mapping::Exact || o.unknown || o.stride.is_some() || o.ty == t.ty {
+            return t;
+        }
+        let at = u64::try_from(o.offset.wrapping_add(displacement)).ok();
+        let start = u64::try_from(o.offset.wrapping_sub(t.offset)).ok();
+        match at.zip(start) {
+            Some((at, start)) if self.refines(o.ty, at, t.ty, start) => o,
+            _ => t,
+        }
     }
 
     /// For a pointer to a pointer (`T **`) in a level read for a pointer
