@@ -510,4 +510,7 @@ fn sites_map_through_the_functions_variables_global_arrays_and_other_registers()
     assert_eq!(t["outcome"], "exact", "{t}");
     assert_eq!(t["members"][0], "node.hits", "{t}");
     assert!(t["via"].as_str().unwrap().contains("round a loop"), "{t}");
+    // real_get: the merged-looking inline scope's `struct decoy *` is not believed.
+    let g = site(&r, "real_get");
+    assert_eq!(g["members"][0], "real.ref", "{g}");
 }

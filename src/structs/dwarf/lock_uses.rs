@@ -320,6 +320,12 @@ impl<'a> Builder<'a, '_> {
             },
             _ => (None, false),
         };
+        // GCC may merge identical inline bodies and describe the one kept under
+        // the other's name, called from its own declaration (`get_pid` for
+        // `tty_kref_get`, pid.h:85 calling pid.h:85): that scope's variables name
+        // the wrong record.
+        let merged = root.entry().tag() == dw::DW_TAG_inlined_subroutine
+            && self.calls_itself(root.entry())?;
         let mut frame = Frame {
             offset,
             vars: Vec::new(),
@@ -341,7 +347,7 @@ impl<'a> Builder<'a, '_> {
             while let Some(child) = children.next()? {
                 let e = child.entry();
                 match e.tag() {
-                    dw::DW_TAG_formal_parameter | dw::DW_TAG_variable => {
+                    dw::DW_TAG_formal_parameter | dw::DW_TAG_variable if !merged => {
                         frame.vars.push(Var {
                             ty: e.attr_value(dw::DW_AT_type)?.and_then(unit_ref),
                             origin: e.attr_value(dw::DW_AT_abstract_origin)?.and_then(unit_ref),
@@ -393,6 +399,30 @@ impl<'a> Builder<'a, '_> {
         }
         frames.pop();
         result
+    }
+
+    /// Whether an inlined subroutine is called from its abstract origin's own
+    /// declaration: same file and line (a merged inline body, see `walk`).
+    fn calls_itself(
+        &self,
+        e: &gimli::DebuggingInformationEntry<'_, '_, Slice<'a>>,
+    ) -> gimli::Result<bool> {
+        let number = |v: Option<AttributeValue<Slice<'a>>>| match v? {
+            AttributeValue::FileIndex(i) => Some(i),
+            v => v.udata_value(),
+        };
+        let (Some(file), Some(line)) = (
+            number(e.attr_value(dw::DW_AT_call_file)?),
+            number(e.attr_value(dw::DW_AT_call_line)?),
+        ) else {
+            return Ok(false);
+        };
+        let Some(origin) = e.attr_value(dw::DW_AT_abstract_origin)?.and_then(unit_ref) else {
+            return Ok(false);
+        };
+        let o = self.unit.entry(UnitOffset(origin as usize))?;
+        Ok(number(o.attr_value(dw::DW_AT_decl_file)?) == Some(file)
+            && number(o.attr_value(dw::DW_AT_decl_line)?) == Some(line))
     }
 
     /// The type of a variable: its DW_AT_type, else its abstract origin's.
