@@ -194,6 +194,9 @@ pub(super) struct Ctx<'i> {
     pub(super) loaded: bool,
     /// The joins at loop heads being traced (`join`), innermost last.
     pub(super) loops: Vec<Loop>,
+    /// A chain's rest is being traced for a record that refines a variable's
+    /// (`refined`): straight back only, not through joins or fall-backs.
+    pub(super) refining: bool,
 }
 
 /// A join at a loop's head being traced: its address with the register the level
