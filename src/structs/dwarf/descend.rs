@@ -77,18 +77,83 @@ impl Builder<'_, '_> {
     /// `outer` describes the same word as one pointing into that `inner`, and says
     /// more about it.
     pub(super) fn refines(&mut self, outer: usize, offset: u64, inner: usize, start: u64) -> bool {
-        let Node::Record(r) = &self.t.nodes[self.strip(inner)] else {
+        // `descend`'s way down (the first member holding the offset), without its
+        // member path: this runs for every variable that may say more.
+        let inner = self.strip(inner);
+        let Some(inner_size) = self.record_size(inner) else {
             return false;
         };
-        let (Some(name), Some(size)) = (self.record_name(r), r.size) else {
-            return false;
-        };
-        let key = format!("{name}#{size}");
-        self.descend(outer, offset, false).is_some_and(|d| {
-            d.anchors
-                .iter()
-                .any(|a| a.seg > 0 && a.at == start && a.key == key)
-        })
+        let (mut cur, mut at, mut offset) = (outer, 0u64, offset);
+        for depth in 0..32 {
+            cur = self.strip(cur);
+            if depth > 0 && at == start && self.same_record(cur, inner, inner_size) {
+                return true;
+            }
+            if at > start {
+                return false;
+            }
+            let (ty, loc) = match &self.t.nodes[cur] {
+                Node::Record(r) => {
+                    if offset >= r.size.unwrap_or(0) {
+                        return false;
+                    }
+                    let mut found = None;
+                    for k in r.members.clone() {
+                        let m = &self.t.members[k];
+                        let (Some(ty), None) = (self.target(m.ty), m.bit_size) else {
+                            continue;
+                        };
+                        let loc = m.location.unwrap_or(0);
+                        if loc <= offset && offset < loc.saturating_add(self.size(ty, 0)) {
+                            found = Some((ty, loc));
+                            break;
+                        }
+                    }
+                    match found {
+                        Some(f) => f,
+                        None => return false,
+                    }
+                }
+                Node::Array { elem, dims } => {
+                    let count = element_count(dims);
+                    let Some(e) = self.target(*elem) else {
+                        return false;
+                    };
+                    let size = self.size(e, 0);
+                    if size == 0 || (count > 0 && offset / size >= count) {
+                        return false;
+                    }
+                    (e, offset / size * size)
+                }
+                _ => return false,
+            };
+            at += loc;
+            offset -= loc;
+            cur = ty;
+        }
+        false
+    }
+
+    /// A record's byte size (None for what is no record or has none).
+    fn record_size(&self, i: usize) -> Option<u64> {
+        match &self.t.nodes[i] {
+            Node::Record(r) => r.size,
+            _ => None,
+        }
+    }
+
+    /// Whether `a` is record `b` (of `size` bytes): the same DIE, or a record of
+    /// the same name and size.
+    fn same_record(&self, a: usize, b: usize, size: u64) -> bool {
+        if a == b {
+            return true;
+        }
+        match (&self.t.nodes[a], &self.t.nodes[b]) {
+            (Node::Record(x), Node::Record(y)) if x.size == Some(size) => {
+                self.record_name(x).is_some_and(|n| Some(n) == self.record_name(y))
+            }
+            _ => false,
+        }
     }
 
     /// Follow type `start` down to the scalar at byte `offset`: through record
