@@ -149,9 +149,9 @@ impl Builder<'_, '_> {
             return true;
         }
         match (&self.t.nodes[a], &self.t.nodes[b]) {
-            (Node::Record(x), Node::Record(y)) if x.size == Some(size) => {
-                self.record_name(x).is_some_and(|n| Some(n) == self.record_name(y))
-            }
+            (Node::Record(x), Node::Record(y)) if x.size == Some(size) => self
+                .record_name(x)
+                .is_some_and(|n| Some(n) == self.record_name(y)),
             _ => false,
         }
     }

@@ -8,8 +8,8 @@
 //! Files: `load` (sections, .dwp, split DWARF), `attrs` + `table` (DIEs → type table),
 //! `builder` (table → layouts: sizes, alignment, packing), `members` (member places and
 //! bitfields), `names` (C spelling of types), `identity` (cross-unit dedup key),
-//! `sync_members` (atomics and locks inside a record), `lock_uses`, `trace`, `join`
-//! and `descend` (lock sites → members), `read` (the parallel pass over
+//! `sync_members` (atomics and locks inside a record), `lock_uses`, `trace`, `join`,
+//! `refine` and `descend` (lock sites → members), `read` (the parallel pass over
 //! units and the merge of their results). This file owns the types they share.
 
 mod attrs;
@@ -26,6 +26,7 @@ mod lock_uses;
 mod members;
 mod names;
 mod read;
+mod refine;
 mod resolve;
 mod returned;
 mod sync_members;

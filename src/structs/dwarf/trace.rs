@@ -436,42 +436,6 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
-    /// A value a variable describes (`t`), or what the rest of its level's chain
-    /// traces to, when that is a record holding `t`'s at the same place: the
-    /// caller's `struct files_struct *` behind the inlined `atomic_inc`'s
-    /// `atomic_t *v` says more about the same word. The rest is traced straight
-    /// back only (`Ctx::refining`): through every join it would cost a third more
-    /// CPU on vmlinux for 118 more specific names.
-    fn refined(
-        &mut self,
-        t: Traced,
-        rest: &[Link],
-        paths: &[Vec<Link>],
-        displacement: i64,
-        frames: &[Frame<'a>],
-        ctx: &mut Ctx<'_>,
-    ) -> Traced {
-        if rest.is_empty() || t.unknown || t.stride.is_some() {
-            return t;
-        }
-        // The rest straight back only: no join's ways, no fall-backs.
-        let was = std::mem::replace(&mut ctx.refining, true);
-        let o = self.trace(rest, paths, displacement, frames, ctx);
-        ctx.refining = was;
-        let Ok(o) = o else {
-            return t;
-        };
-        if o.mapping != Mapping::Exact || o.unknown || o.stride.is_some() || o.ty == t.ty {
-            return t;
-        }
-        let at = u64::try_from(o.offset.wrapping_add(displacement)).ok();
-        let start = u64::try_from(o.offset.wrapping_sub(t.offset)).ok();
-        match at.zip(start) {
-            Some((at, start)) if self.refines(o.ty, at, t.ty, start) => o,
-            _ => t,
-        }
-    }
-
     /// For a pointer to a pointer (`T **`) in a level read for a pointer
     /// (`Ctx::loaded`): the `T *` it points to, which the load reads.
     pub(super) fn loaded_pointer(&self, ty: usize, ctx: &Ctx<'_>) -> Option<usize> {
