@@ -7,7 +7,9 @@
 //! constant stride (an induction pointer, `track`); at any other join it follows
 //! every way in (each jump there and the code falling into it, up to 4 ways and 3
 //! joins deep) as a chain of its own (`Link::Join`), which maps only when all ways
-//! agree (`dwarf::trace`). It stops at a jump from another chunk, at a call that
+//! agree (`dwarf::join`); a way that comes round a loop to a join of two or more
+//! ways being walked says so (`Link::Again`), and `nop` padding after a jump does
+//! not fall into the join after it. It stops at a jump from another chunk, at a call that
 //! returns the register (`%rax`: the callee's return value, `Link::Returned`; `%rdx`:
 //! nothing), and after 24 instructions on one way. A pointer
 //! reloaded from a stack spill slot is also the register stored there (`spill`).
