@@ -7,7 +7,7 @@
 
 use super::builder::Builder;
 use super::lock_uses::{evidence, Ctx, Frame};
-use super::trace::{same, Traced};
+use super::trace::{same, strides, Traced};
 use crate::structs::types::{Link, Unmapped};
 
 impl<'a> Builder<'a, '_> {
@@ -58,10 +58,7 @@ impl<'a> Builder<'a, '_> {
                 .tagged(address, ways, paths, displacement, frames, ctx)
                 .ok_or(e)?,
         };
-        t.stride = match (t.stride, stride) {
-            (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
-            (a, b) => a.or(b),
-        };
+        t.stride = strides(t.stride, stride)?;
         Ok(t)
     }
 
@@ -81,10 +78,7 @@ impl<'a> Builder<'a, '_> {
             .find(|(k, _)| *k == key)
             .ok_or(Unmapped::UntrackedBase)?;
         let (ty, offset, unknown, mapping, found) = said.ok_or(Unmapped::UntrackedBase)?;
-        let stride = match (found, stride) {
-            (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
-            (a, b) => a.or(b),
-        };
+        let stride = strides(found, stride)?;
         Ok(Traced {
             ty,
             offset,

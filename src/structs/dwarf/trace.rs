@@ -6,8 +6,9 @@
 //! there if the unit declares it), or the register's value on entry (`entry`: a
 //! variable DWARF gives as it, else, inferred, the parameter the ABI passes in
 //! it). A level a `Load` reads a pointer from may be a `T **` variable: what it
-//! loads is a `T *` (`Ctx::loaded`). At a join point (`Link::Join`) every way in is traced, and the value is
-//! known only when all of them say the same type, offset and mapping; or,
+//! loads is a `T *` (`Ctx::loaded`). At a join point (`Link::Join`, `join`) every
+//! way in is traced, and the value is known only when all of them say the same
+//! type, offset and mapping (at a loop's head, by hypothesis); or,
 //! inferred, when they differ only by a tagged pointer (`page_folio`: the page,
 //! or its `compound_head` less the tag bit). A reload from a stack slot is what
 //! the slot's variable says, else what the register spilled there says
@@ -233,10 +234,7 @@ impl<'a> Builder<'a, '_> {
                         (Err(e), None) => Err(e),
                     };
                     let mut t = t.map_err(|e| if scalar { Unmapped::ScalarVariable } else { e })?;
-                    t.stride = match (t.stride, stride) {
-                        (Some(_), Some(_)) => return Err(Unmapped::UntrackedBase),
-                        (a, b) => a.or(b),
-                    };
+                    t.stride = strides(t.stride, stride)?;
                     return Ok(t);
                 }
                 Link::Join {
@@ -244,8 +242,6 @@ impl<'a> Builder<'a, '_> {
                     first,
                     count,
                 } => {
-                    // A variable in a register on the way here that points to no
-                    // record says more than a join that cannot be traced.
                     // The register the level is in at the join, for a loop round it.
                     let at_join = match k.checked_sub(1).map(|p| &links[p]) {
                         Some(&Link::Register {
@@ -256,6 +252,8 @@ impl<'a> Builder<'a, '_> {
                         }) if a == address => Some((register, offset)),
                         _ => None,
                     };
+                    // A variable in a register on the way here that points to no
+                    // record says more than a join that cannot be traced.
                     return self
                         .join(
                             (address, at_join),
@@ -548,6 +546,16 @@ impl<'a> Builder<'a, '_> {
 }
 
 /// Whether two traced values are the same pointer (whatever the mapping says).
+/// The stride of a value whose chain met an induction before a join or a
+/// fall-back (`b`) and one after it (`a`): one of them at most, else which index
+/// the value carries is not known.
+pub(super) fn strides(a: Option<i64>, b: Option<i64>) -> Result<Option<i64>, Unmapped> {
+    match (a, b) {
+        (Some(_), Some(_)) => Err(Unmapped::UntrackedBase),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
 pub(super) fn same(a: &Traced, t: &Traced) -> bool {
     a.ty == t.ty && a.offset == t.offset && a.unknown == t.unknown && a.stride == t.stride
 }
