@@ -6,6 +6,7 @@
 use super::builder::{element_count, expandable, Builder};
 use super::table::Node;
 use crate::structs::types::{LockUse, Mapping};
+use std::ops::Range;
 
 /// Steps of a type descent, for the member path.
 pub(super) enum Seg {
@@ -97,20 +98,8 @@ impl Builder<'_, '_> {
                     if offset >= r.size.unwrap_or(0) {
                         return false;
                     }
-                    let mut found = None;
-                    for k in r.members.clone() {
-                        let m = &self.t.members[k];
-                        let (Some(ty), None) = (self.target(m.ty), m.bit_size) else {
-                            continue;
-                        };
-                        let loc = m.location.unwrap_or(0);
-                        if loc <= offset && offset < loc.saturating_add(self.size(ty, 0)) {
-                            found = Some((ty, loc));
-                            break;
-                        }
-                    }
-                    match found {
-                        Some(f) => f,
+                    match self.member_holding(r.members.clone(), offset) {
+                        Some((_, ty, loc)) => (ty, loc),
                         None => return false,
                     }
                 }
@@ -132,6 +121,27 @@ impl Builder<'_, '_> {
             cur = ty;
         }
         false
+    }
+
+    /// The first data member (no bitfield) of a record, its members at `members`
+    /// of `Table::members`, that holds byte `offset`: its index there, its type
+    /// and its place (`descend`'s and `refines`' way down).
+    fn member_holding(
+        &mut self,
+        members: Range<usize>,
+        offset: u64,
+    ) -> Option<(usize, usize, u64)> {
+        for k in members {
+            let m = &self.t.members[k];
+            let (Some(ty), None) = (self.target(m.ty), m.bit_size) else {
+                continue;
+            };
+            let loc = m.location.unwrap_or(0);
+            if loc <= offset && offset < loc.saturating_add(self.size(ty, 0)) {
+                return Some((k, ty, loc));
+            }
+        }
+        None
     }
 
     /// A record's byte size (None for what is no record or has none).
@@ -193,27 +203,9 @@ impl Builder<'_, '_> {
                             at,
                         });
                     }
-                    let members: Vec<(Option<String>, usize, u64)> = self
-                        .members_of(r)
-                        .iter()
-                        .filter(|m| m.bit_size.is_none())
-                        .filter_map(|m| {
-                            let ty = self.target(m.ty)?;
-                            Some((m.name.map(|n| self.text(n)), ty, m.location.unwrap_or(0)))
-                        })
-                        .collect();
-                    let mut best: Option<(String, usize, u64)> = None;
-                    for (name, ty, loc) in members {
-                        let msize = self.size(ty, 0);
-                        if loc <= offset && offset < loc + msize {
-                            let better = best.is_none();
-                            if better {
-                                best = Some((name.unwrap_or_default(), ty, loc));
-                            }
-                        }
-                    }
-                    let (name, ty, loc) = best?;
-                    d.segs.push(Seg::Field(name));
+                    let (k, ty, loc) = self.member_holding(r.members.clone(), offset)?;
+                    let name = self.t.members[k].name.map(|n| self.text(n));
+                    d.segs.push(Seg::Field(name.unwrap_or_default()));
                     at += loc;
                     offset -= loc;
                     cur = ty;
