@@ -14,7 +14,7 @@ use crate::structs::types::{
 };
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -146,7 +146,6 @@ fn merge(
     };
     let mut outcomes: Vec<Option<Outcome>> = vec![None; index.sites.len()];
     let mut variables: Vec<Option<VariableSite>> = vec![None; index.sites.len()];
-    let mut uses = HashSet::new();
     for (index, result) in results.into_iter().enumerate() {
         let r = result?;
         for (id, s) in r.structs {
@@ -154,11 +153,7 @@ fn merge(
                 parsed.structs.push(s);
             }
         }
-        for u in r.uses {
-            if uses.insert(u.clone()) {
-                parsed.uses.push(u);
-            }
-        }
+        parsed.uses.extend(r.uses);
         parsed.warnings.extend(r.warnings);
         parsed.missing_split_units.extend(r.missing_split_units);
         for (site, outcome) in r.locks.outcomes {
@@ -173,10 +168,17 @@ fn merge(
         parsed.lock_uses.extend(r.locks.uses);
         parsed.aliases.extend(r.aliases);
     }
+    // Each array use once, the first in unit order.
+    let mut uses = FxHashSet::default();
+    let first: Vec<bool> = parsed.uses.iter().map(|u| uses.insert(u)).collect();
+    drop(uses);
+    let mut first = first.into_iter();
+    parsed.uses.retain(|_| first.next().unwrap_or(true));
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here (the first
     // in unit order stays).
-    let mut exact = HashSet::with_capacity(parsed.structs.len());
+    let mut exact = FxHashSet::default();
+    exact.reserve(parsed.structs.len());
     let first: Vec<bool> = parsed
         .structs
         .iter()
@@ -211,7 +213,7 @@ fn merge(
         .retain(|u| outcomes[u.site] == Some(Outcome::Mapped(u.mapping)));
     parsed
         .lock_uses
-        .sort_by(|a, b| (&a.record, &a.path, a.site).cmp(&(&b.record, &b.path, b.site)));
+        .par_sort_by(|a, b| (&a.record, &a.path, a.site).cmp(&(&b.record, &b.path, b.site)));
     parsed.lock_uses.dedup();
     // The audit list: each site's outcome and the members it maps to (one path per
     // record, the outermost record first).
@@ -219,17 +221,20 @@ fn merge(
     for u in &parsed.lock_uses {
         members[u.site].push(u);
     }
-    parsed.lock_stats.list = index
+    let rows: Vec<_> = index
         .sites
         .iter()
         .zip(&outcomes)
         .zip(members)
         .zip(variables)
         .filter(|(((site, _), _), _)| !site.plain)
+        .collect();
+    parsed.lock_stats.list = rows
+        .into_par_iter()
         .map(|(((site, outcome), mut uses), variable)| {
             uses.sort_by(|a, b| b.path.len().cmp(&a.path.len()).then(a.path.cmp(&b.path)));
             let via = uses.iter().find_map(|u| u.via.clone());
-            let mut seen = HashSet::new();
+            let mut seen = FxHashSet::default();
             uses.retain(|u| seen.insert(u.record.as_str()));
             SiteOutcome {
                 address: site.address,
