@@ -256,12 +256,12 @@ impl<'a> TableReader<'a, '_> {
             }
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => {
                 let a = entries.attrs(abbrev, true)?;
-                Ctx::Record(self.record(tag, a, offset))
+                Ctx::Record(self.record(tag, &a, offset))
             }
             dw::DW_TAG_member | dw::DW_TAG_inheritance => match parent {
                 Some(Ctx::Record(r)) => {
                     let a = entries.attrs(abbrev, false)?;
-                    self.member(r, tag, a);
+                    self.member(r, tag, &a);
                     Ctx::Skip
                 }
                 _ => return self.other(entries, abbrev, offset),
@@ -288,7 +288,7 @@ impl<'a> TableReader<'a, '_> {
             },
             dw::DW_TAG_base_type | dw::DW_TAG_unspecified_type => {
                 let a = entries.attrs(abbrev, false)?;
-                self.push(offset, scalar(tag, a));
+                self.push(offset, scalar(tag, &a));
                 Ctx::Skip
             }
             dw::DW_TAG_pointer_type
@@ -296,7 +296,7 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_rvalue_reference_type
             | dw::DW_TAG_ptr_to_member_type => {
                 let a = entries.attrs(abbrev, false)?;
-                self.push(offset, pointer(tag, a));
+                self.push(offset, pointer(tag, &a));
                 Ctx::Skip
             }
             dw::DW_TAG_const_type
@@ -305,7 +305,7 @@ impl<'a> TableReader<'a, '_> {
             | dw::DW_TAG_atomic_type
             | dw::DW_TAG_immutable_type => {
                 let a = entries.attrs(abbrev, false)?;
-                self.push(offset, qualifier(tag, a));
+                self.push(offset, qualifier(tag, &a));
                 Ctx::Skip
             }
             dw::DW_TAG_typedef => {
@@ -400,7 +400,7 @@ impl<'a> TableReader<'a, '_> {
     }
 
     /// A struct, class or union, named inside its enclosing namespaces and records.
-    fn record(&mut self, tag: DwTag, a: Attrs<'a>, offset: u64) -> usize {
+    fn record(&mut self, tag: DwTag, a: &Attrs<'a>, offset: u64) -> usize {
         let kind = match tag {
             dw::DW_TAG_class_type => RecordKind::Class,
             dw::DW_TAG_union_type => RecordKind::Union,
@@ -433,7 +433,7 @@ impl<'a> TableReader<'a, '_> {
     }
 
     /// A data member or base class of record `r`; static members are left out.
-    fn member(&mut self, r: usize, tag: DwTag, a: Attrs<'a>) {
+    fn member(&mut self, r: usize, tag: DwTag, a: &Attrs<'a>) {
         let is_static =
             a.declaration || (a.external && a.location.is_none() && a.data_bit_offset.is_none());
         if is_static {
@@ -546,7 +546,7 @@ impl<'a> TableReader<'a, '_> {
 }
 
 /// A base type, or `DW_TAG_unspecified_type` (`void`, `decltype(nullptr)`).
-fn scalar(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
+fn scalar<'a>(tag: DwTag, a: &Attrs<'a>) -> Node<'a> {
     if tag == dw::DW_TAG_base_type {
         Node::Base {
             name: a.name.unwrap_or(Str::Bytes(b"?")),
@@ -562,7 +562,7 @@ fn scalar(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
 }
 
 /// Pointers and references; a pointer to member is two words and points nowhere.
-fn pointer(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
+fn pointer<'a>(tag: DwTag, a: &Attrs<'a>) -> Node<'a> {
     let to_member = tag == dw::DW_TAG_ptr_to_member_type;
     Node::Pointer {
         size: a.byte_size.unwrap_or(if to_member { 16 } else { 8 }),
@@ -572,7 +572,7 @@ fn pointer(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
 }
 
 /// `const`, `volatile`, `restrict`, `_Atomic` (D's `immutable` reads as `const`).
-fn qualifier(tag: DwTag, a: Attrs<'_>) -> Node<'_> {
+fn qualifier<'a>(tag: DwTag, a: &Attrs<'a>) -> Node<'a> {
     let kind = match tag {
         dw::DW_TAG_volatile_type => Qual::Volatile,
         dw::DW_TAG_restrict_type => Qual::Restrict,
