@@ -13,8 +13,10 @@ impl<'a> Builder<'a, '_> {
     /// traces to, when that is a record holding `t`'s at the same place: the
     /// caller's `struct files_struct *` behind the inlined `atomic_inc`'s
     /// `atomic_t *v` says more about the same word. The rest is traced straight
-    /// back only (`Ctx::refining`): through every join it would cost a third more
-    /// CPU on vmlinux for 118 more specific names.
+    /// back only (`Ctx::refining`): through joins of one way and the fall-backs
+    /// (the register's one writer, the writes that reach a point), never a choice
+    /// of ways; through every join it would cost a third more CPU on vmlinux for
+    /// 118 more specific names.
     pub(super) fn refined(
         &mut self,
         t: Traced,

@@ -199,13 +199,13 @@ impl<'a> Builder<'a, '_> {
                         via: None,
                     });
                 }
-                Link::Spilled { .. }
-                | Link::Sole { .. }
-                | Link::Reaching { .. }
-                | Link::Join { .. }
-                | Link::Again { .. }
-                    if ctx.refining =>
-                {
+                // Refining goes straight back only: through a join of one way
+                // (the code before it; a loop round it leaves the register
+                // alone), never a choice of ways.
+                Link::Again { .. } if ctx.refining => {
+                    return Err(Unmapped::UntrackedBase);
+                }
+                Link::Join { count, .. } if ctx.refining && count != 1 => {
                     return Err(Unmapped::UntrackedBase);
                 }
                 Link::Spilled { way } | Link::Sole { way, .. } | Link::Reaching { way, .. } => {
