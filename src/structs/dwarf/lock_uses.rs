@@ -195,7 +195,8 @@ pub(super) struct Ctx<'i> {
     /// The joins at loop heads being traced (`join`), innermost last.
     pub(super) loops: Vec<Loop>,
     /// A chain's rest is being traced for a record that refines a variable's
-    /// (`refined`): straight back only, not through joins or fall-backs.
+    /// (`refined`): straight back only, through joins of one way and the
+    /// fall-backs, never a choice of ways.
     pub(super) refining: bool,
 }
 
