@@ -145,6 +145,16 @@ impl Builder<'_, '_> {
     }
 
     /// A record's byte size (None for what is no record or has none).
+    /// Whether type `i` is no record, union or array (what a pointer to it points
+    /// to is a plain word).
+    pub(super) fn scalar_pointee(&mut self, i: usize) -> bool {
+        let i = self.strip(i);
+        matches!(
+            self.t.nodes[i],
+            Node::Base { .. } | Node::Pointer { .. } | Node::Enum { .. }
+        )
+    }
+
     fn record_size(&self, i: usize) -> Option<u64> {
         match &self.t.nodes[i] {
             Node::Record(r) => r.size,

@@ -43,6 +43,20 @@ impl<'a> Builder<'a, '_> {
         let start = u64::try_from(o.offset.wrapping_sub(t.offset)).ok();
         match at.zip(start) {
             Some((at, start)) if self.refines(o.ty, at, t.ty, start) => o,
+            // A variable pointing to a plain word (`set_bit`'s `unsigned long
+            // *addr`): the record the rest names, when the word there is a plain
+            // one of the same size (`cpumask.bits[]`).
+            Some((at, _)) if self.scalar_pointee(t.ty) && !self.scalar_pointee(o.ty) => {
+                match self.descend(o.ty, at, false) {
+                    Some(d)
+                        if self.scalar_pointee(d.leaf_ty)
+                            && self.size(d.leaf_ty, 0) == self.size(t.ty, 0) =>
+                    {
+                        o
+                    }
+                    _ => t,
+                }
+            }
             _ => t,
         }
     }

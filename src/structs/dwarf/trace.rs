@@ -214,6 +214,20 @@ impl<'a> Builder<'a, '_> {
                     // the register's one writer in the function.
                     let rest = self.trace(&links[k + 1..], paths, displacement, frames, ctx);
                     let t = match (rest, paths.get(way as usize)) {
+                        // The rest says a scalar (a spilled `unsigned long *`): the
+                        // way may say which record's word it is.
+                        (Ok(t), Some(other)) if self.scalar_pointee(t.ty) => {
+                            match self.trace(other, paths, displacement, frames, ctx) {
+                                Ok(o)
+                                    if o.mapping == Mapping::Exact
+                                        && !o.unknown
+                                        && !self.scalar_pointee(o.ty) =>
+                                {
+                                    Ok(o)
+                                }
+                                _ => Ok(t),
+                            }
+                        }
                         (Ok(t), _) => Ok(t),
                         (Err(e), Some(other)) => {
                             let mut t = self
