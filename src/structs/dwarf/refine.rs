@@ -1,7 +1,9 @@
 //! Atomics by use, step 2b for a variable that says what a register points to: what
 //! the rest of its level's chain says, when that is a record holding the variable's
 //! record where the operand is (the caller's `struct files_struct *` behind the
-//! inlined `atomic_inc`'s `atomic_t *v`).
+//! inlined `atomic_inc`'s `atomic_t *v`), or a record whose word there is a plain
+//! one the size of what a variable pointing to a plain word points to (`set_bit`'s
+//! `unsigned long *addr` into `cpumap.alloc_map`).
 
 use super::builder::Builder;
 use super::lock_uses::{Ctx, Frame};
