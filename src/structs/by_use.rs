@@ -9,6 +9,7 @@ use super::locked::LockSites;
 use super::types::{
     LockEvidence, LockUse, Mapping, PlainWrites, SiteRef, StructLayout, SyncKind, SyncMember,
 };
+use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 
 /// Sites listed per member at most.
@@ -27,13 +28,13 @@ pub fn attach(structs: &mut [StructLayout], uses: &[LockUse], sites: &LockSites)
             by_record.entry(u.record.as_str()).or_default().push(u);
         }
     }
-    for s in structs.iter_mut() {
+    structs.par_iter_mut().for_each(|s| {
         let key = s.key();
         if let Some(list) = stores.get(key.as_str()) {
             s.writes = writes(list, sites);
         }
         let Some(list) = by_record.get(key.as_str()) else {
-            continue;
+            return;
         };
         let mut by_path: HashMap<&str, Vec<&LockUse>> = HashMap::new();
         for u in list {
@@ -82,7 +83,7 @@ pub fn attach(structs: &mut [StructLayout], uses: &[LockUse], sites: &LockSites)
             });
         }
         s.sync_members.sort_by_key(|m| m.offset);
-    }
+    });
 }
 
 /// The evidence of one member: exact sites first, lowest address first.
