@@ -13,7 +13,8 @@
 //! scaled index to the global array at its displacement; a site whose chain maps
 //! to nothing through a variable in a register holding the base plus a constant;
 //! a pointer loaded from a `void *` by the return type of the inlined function
-//! that loaded it.
+//! that loaded it; a pointer to a plain word reloaded from a stack slot through the
+//! register spilled there.
 //! The fixtures are compiled at test time; objdump confirms the shape gcc gave them.
 
 mod common;
@@ -513,4 +514,40 @@ fn sites_map_through_the_functions_variables_global_arrays_and_other_registers()
     // real_get: the merged-looking inline scope's `struct decoy *` is not believed.
     let g = site(&r, "real_get");
     assert_eq!(g["members"][0], "real.ref", "{g}");
+}
+
+#[test]
+fn a_spilled_pointer_to_a_plain_word_maps_through_the_register_spilled() {
+    if !require_tool("gcc") || !require_tool("objdump") {
+        return;
+    }
+    let b = Built::flags("locked_word.c", &["-g", "-fno-pie", "-no-pie"]);
+    // The shape: the pointer reloaded from a stack slot into the site's base.
+    let body = b.body("claim_bit");
+    let lines: Vec<&str> = body.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("lock bts"))
+        .unwrap_or_else(|| panic!("claim_bit:\n{body}"));
+    let base = lines[at]
+        .rsplit_once("(%")
+        .map(|(_, r)| r.trim_end_matches(')').trim())
+        .unwrap_or_else(|| panic!("claim_bit:\n{body}"));
+    assert!(
+        lines[..at]
+            .iter()
+            .rev()
+            .take(4)
+            .any(|l| l.contains("(%rsp),%") && l.trim_end().ends_with(&format!("%{base}"))),
+        "the base %{base} is no reload from the stack in claim_bit:\n{body}"
+    );
+    let r = b.structs();
+    let s = site(&r, "claim_bit");
+    assert_eq!(s["outcome"], "exact", "{s}");
+    assert!(
+        s["members"][0]
+            .as_str()
+            .is_some_and(|m| m.starts_with("cpumap.alloc_map")),
+        "{s}"
+    );
 }
