@@ -329,7 +329,7 @@ impl<'a> Builder<'a, '_> {
         // `tty_kref_get`, pid.h:85 calling pid.h:85): that scope's variables name
         // the wrong record.
         let merged = root.entry().tag() == dw::DW_TAG_inlined_subroutine
-            && self.calls_itself(root.entry())?;
+            && self.calls_itself(root.entry(), frames)?;
         let mut frame = Frame {
             offset,
             vars: Vec::new(),
@@ -407,9 +407,13 @@ impl<'a> Builder<'a, '_> {
 
     /// Whether an inlined subroutine is called from its abstract origin's own
     /// declaration: same file and line (a merged inline body, see `walk`).
+    /// Not when the function holding it is the same function (`aa_put_profile`
+    /// inside `aa_put_profile`, GCC's split part inlined back): its variables are
+    /// that function's own.
     fn calls_itself(
         &self,
         e: &gimli::DebuggingInformationEntry<'_, '_, Slice<'a>>,
+        frames: &[Frame<'a>],
     ) -> gimli::Result<bool> {
         let number = |v: Option<AttributeValue<Slice<'a>>>| match v? {
             AttributeValue::FileIndex(i) => Some(i),
@@ -425,8 +429,23 @@ impl<'a> Builder<'a, '_> {
             return Ok(false);
         };
         let o = self.unit.entry(UnitOffset(origin as usize))?;
-        Ok(number(o.attr_value(dw::DW_AT_decl_file)?) == Some(file)
-            && number(o.attr_value(dw::DW_AT_decl_line)?) == Some(line))
+        if number(o.attr_value(dw::DW_AT_decl_file)?) != Some(file)
+            || number(o.attr_value(dw::DW_AT_decl_line)?) != Some(line)
+        {
+            return Ok(false);
+        }
+        let Some(holder) = frames.iter().rev().find(|f| f.function) else {
+            return Ok(true);
+        };
+        let h = self.unit.entry(UnitOffset(holder.offset as usize))?;
+        let holder_origin = match h.attr_value(dw::DW_AT_abstract_origin)?.and_then(unit_ref) {
+            Some(a) => a,
+            None => h
+                .attr_value(dw::DW_AT_specification)?
+                .and_then(unit_ref)
+                .unwrap_or(holder.offset),
+        };
+        Ok(holder_origin != origin)
     }
 
     /// The type of a variable: its DW_AT_type, else its abstract origin's.
