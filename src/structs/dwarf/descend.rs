@@ -144,7 +144,6 @@ impl Builder<'_, '_> {
         None
     }
 
-    /// A record's byte size (None for what is no record or has none).
     /// Whether type `i` is no record, union or array (what a pointer to it points
     /// to is a plain word).
     pub(super) fn scalar_pointee(&mut self, i: usize) -> bool {
@@ -155,6 +154,7 @@ impl Builder<'_, '_> {
         )
     }
 
+    /// A record's byte size (None for what is no record or has none).
     fn record_size(&self, i: usize) -> Option<u64> {
         match &self.t.nodes[i] {
             Node::Record(r) => r.size,

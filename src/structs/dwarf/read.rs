@@ -169,24 +169,13 @@ fn merge(
         parsed.aliases.extend(r.aliases);
     }
     // Each array use once, the first in unit order.
-    let mut uses = FxHashSet::default();
-    let first: Vec<bool> = parsed.uses.iter().map(|u| uses.insert(u)).collect();
-    drop(uses);
-    let mut first = first.into_iter();
-    parsed.uses.retain(|_| first.next().unwrap_or(true));
+    let first = firsts(&parsed.uses, |u| u);
+    keep(&mut parsed.uses, first);
     // Units hash names by string offset; a name stored inline in one unit and by
     // offset in another gets past that, so drop exact duplicates here (the first
     // in unit order stays).
-    let mut exact = FxHashSet::default();
-    exact.reserve(parsed.structs.len());
-    let first: Vec<bool> = parsed
-        .structs
-        .iter()
-        .map(|s| exact.insert(exact_key(s)))
-        .collect();
-    drop(exact);
-    let mut first = first.into_iter();
-    parsed.structs.retain(|_| first.next().unwrap_or(true));
+    let first = firsts(&parsed.structs, exact_key);
+    keep(&mut parsed.structs, first);
     // A RIP-relative operand in no unit's global, inside a data symbol (a
     // function's `static`, `dump_running.2`; a variable only the linker names):
     // the symbol names the variable.
@@ -313,6 +302,19 @@ fn reason(site: &LockSite, o: Option<Outcome>) -> Unmapped {
 }
 
 /// Name, size and every member's name, place and type: equal layouts, equal keys.
+/// Whether each item is the first with its key.
+fn firsts<'a, T, K: std::hash::Hash + Eq>(items: &'a [T], key: impl Fn(&'a T) -> K) -> Vec<bool> {
+    let mut seen = FxHashSet::default();
+    seen.reserve(items.len());
+    items.iter().map(|x| seen.insert(key(x))).collect()
+}
+
+/// Keep the items `which` marks.
+fn keep<T>(items: &mut Vec<T>, which: Vec<bool>) {
+    let mut which = which.into_iter();
+    items.retain(|_| which.next().unwrap_or(true));
+}
+
 type ExactKey<'s> = (&'s str, u64, Vec<(&'s str, u64, u64, Option<u64>, &'s str)>);
 
 fn exact_key(s: &StructLayout) -> ExactKey<'_> {
