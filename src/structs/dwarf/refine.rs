@@ -48,18 +48,26 @@ impl<'a> Builder<'a, '_> {
             // A variable pointing to a plain word (`set_bit`'s `unsigned long
             // *addr`): the record the rest names, when the word there is a plain
             // one of the same size (`cpumask.bits[]`).
-            Some((at, _)) if self.scalar_pointee(t.ty) && !self.scalar_pointee(o.ty) => {
-                match self.descend(o.ty, at, false) {
-                    Some(d)
-                        if self.scalar_pointee(d.leaf_ty)
-                            && self.size(d.leaf_ty, 0) == self.size(t.ty, 0) =>
-                    {
-                        o
-                    }
-                    _ => t,
-                }
-            }
+            Some(_) if self.scalar_pointee(t.ty) && self.plain_word_in(&o, t.ty, displacement) => o,
             _ => t,
+        }
+    }
+
+    /// Whether the record `o` says the value points to holds, where the operand
+    /// is (`displacement` past it), a plain word of the size of type `word`: what
+    /// a pointer to a plain word points to, named by its record.
+    pub(super) fn plain_word_in(&mut self, o: &Traced, word: usize, displacement: i64) -> bool {
+        let Ok(at) = u64::try_from(o.offset.wrapping_add(displacement)) else {
+            return false;
+        };
+        if self.scalar_pointee(o.ty) {
+            return false;
+        }
+        match self.descend(o.ty, at, false) {
+            Some(d) => {
+                self.scalar_pointee(d.leaf_ty) && self.size(d.leaf_ty, 0) == self.size(word, 0)
+            }
+            None => false,
         }
     }
 }

@@ -221,7 +221,7 @@ impl<'a> Builder<'a, '_> {
                                 Ok(o)
                                     if o.mapping == Mapping::Exact
                                         && !o.unknown
-                                        && !self.scalar_pointee(o.ty) =>
+                                        && self.plain_word_in(&o, t.ty, displacement) =>
                                 {
                                     Ok(o)
                                 }
