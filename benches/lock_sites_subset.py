@@ -40,14 +40,12 @@ def kind(old, new):
     if new is None or new["outcome"] != "exact" or not new.get("members"):
         return "lost"
     before, after = old.get("members", []), new["members"]
-    if before and before[0] not in after and record(after[0]) in {record(m) for m in before[1:]}:
-        return "coarser"
     if before and before[0] not in after:
-        # A path inside the old first record that reaches the new first record's
-        # type is still the outer record dropped (`kref.refcount` inside
-        # `aa_common_ref.count.refcount`, where the old list stopped at 3).
-        inner = before[-1].split(".")[1:]
-        if record(after[0]) in inner or any(record(after[0]) == p.split("[")[0] for p in inner):
+        # The records the old list names inside its first, and the members on
+        # the path of its last (where the old report cut the list at 3).
+        held = {record(m) for m in before[1:]}
+        held |= {p.split("[")[0] for p in before[-1].split(".")[1:]}
+        if record(after[0]) in held:
             return "coarser"
     return "other"
 
@@ -81,11 +79,13 @@ def main():
               f"{json.dumps(dict(sorted(unlocked.items())))}")
     print(f"newly exact, by their old reason: {json.dumps(dict(sorted(gained.items())))}")
     if lost:
-        classes = Counter(kind(s, n) for s, n in lost)
+        classed = sorted(((kind(s, n), s, n) for s, n in lost),
+                         key=lambda c: (c[0], c[1]["address"]))
+        classes = Counter(c[0] for c in classed)
         print(f"LOST: {len(lost)} exact mappings of the old report are missing or changed "
               f"{json.dumps(dict(sorted(classes.items())))}:")
-        for s, n in sorted(lost, key=lambda p: (kind(*p), p[0]["address"]))[:60]:
-            print(f"  {kind(s, n):8} {s['address']:#x} {s['function']} {s['op']}: "
+        for k, s, n in classed[:60]:
+            print(f"  {k:8} {s['address']:#x} {s['function']} {s['op']}: "
                   f"{s.get('members')} -> {n and (n['outcome'], n.get('members'))}")
         return 1
     kept = sum(1 for a, s in old.items() if s["outcome"] == "exact" and a in new)
